@@ -1,0 +1,67 @@
+"""pm_notebook: work with a process-mining service's data from Jupyter and pandas.
+
+>>> import pm_notebook
+>>> conn = pm_notebook.connect()            # doctest: +SKIP  (PM_* variables, .env or keyring)
+>>> conn.query('SELECT COUNT(*) AS n FROM "my-project-id"')  # doctest: +SKIP
+
+In a notebook: ``%load_ext pm_notebook`` then ``%%pmsql``.
+"""
+
+from __future__ import annotations
+
+from . import errors as _errors
+from ._version import __version__
+from .connection import Connection, connect
+from .errors import (
+    AuthenticationError,
+    ClosedError,
+    ConfigurationError,
+    DriverError,
+    HTTPError,
+    LicenceError,
+    NotFound,
+    PermissionDenied,
+    PMError,
+    QueryCancelled,
+    QueryError,
+    RequestTimeout,
+    ServiceUnavailable,
+    TokenRejected,
+    TransportError,
+)
+
+__all__ = sorted(
+    [
+        "AuthenticationError",
+        "ClosedError",
+        "ConfigurationError",
+        "Connection",
+        "DriverError",
+        "HTTPError",
+        "LicenceError",
+        "NotFound",
+        "PMError",
+        "PermissionDenied",
+        "QueryCancelled",
+        "QueryError",
+        "RequestTimeout",
+        "ServiceUnavailable",
+        "TokenRejected",
+        "TransportError",
+        "__version__",
+        "connect",
+        "load_ipython_extension",
+    ]
+)
+
+for _name in _errors.__all__:
+    _obj = getattr(_errors, _name)
+    if isinstance(_obj, type):
+        _obj.__module__ = "pm_notebook"
+
+
+def load_ipython_extension(ipython) -> None:  # pragma: no cover - exercised through IPython
+    """``%load_ext pm_notebook``: registers ``%pmsql`` / ``%%pmsql`` (IPython is imported only here)."""
+    from .magic import load_ipython_extension as _load
+
+    _load(ipython)

