@@ -10,6 +10,7 @@ In a notebook: ``%load_ext pm_notebook`` then ``%%pmsql``.
 from __future__ import annotations
 
 from . import errors as _errors
+from ._models import Column, Project, Table, Workgroup
 from ._version import __version__
 from .connection import Connection, connect
 from .errors import (
@@ -30,29 +31,31 @@ from .errors import (
     TransportError,
 )
 
-__all__ = sorted(
-    [
-        "AuthenticationError",
-        "ClosedError",
-        "ConfigurationError",
-        "Connection",
-        "DriverError",
-        "HTTPError",
-        "LicenceError",
-        "NotFound",
-        "PMError",
-        "PermissionDenied",
-        "QueryCancelled",
-        "QueryError",
-        "RequestTimeout",
-        "ServiceUnavailable",
-        "TokenRejected",
-        "TransportError",
-        "__version__",
-        "connect",
-        "load_ipython_extension",
-    ]
-)
+__all__ = [
+    "AuthenticationError",
+    "ClosedError",
+    "Column",
+    "ConfigurationError",
+    "Connection",
+    "DriverError",
+    "HTTPError",
+    "LicenceError",
+    "NotFound",
+    "PMError",
+    "PermissionDenied",
+    "Project",
+    "QueryCancelled",
+    "QueryError",
+    "RequestTimeout",
+    "ServiceUnavailable",
+    "Table",
+    "TokenRejected",
+    "TransportError",
+    "Workgroup",
+    "__version__",
+    "connect",
+    "load_ipython_extension",
+]
 
 for _name in _errors.__all__:
     _obj = getattr(_errors, _name)

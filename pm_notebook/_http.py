@@ -1,0 +1,310 @@
+"""The HTTP seam: one ``requests`` session per connection, a retry policy, and the only place where
+``requests``/``urllib3`` exceptions become :class:`~pm_notebook.errors.PMError`.
+
+Retry rules (a :class:`RetryPolicy` mounted on the session, never a hand-written loop):
+
+- connection errors (refused, DNS, connect timeout) are retried for every method: the server never saw the
+  request;
+- read errors and the statuses 429, 502, 503, 504 are retried only for idempotent methods (GET, HEAD, ...):
+  a POST such as a token request may already have been acted upon;
+- ``Retry-After`` (seconds or HTTP date) is honoured for 429 and 503, capped at ``backoff_max``;
+- when retries run out on a status, the last response is returned and mapped to
+  :class:`~pm_notebook.errors.ServiceUnavailable` by :func:`raise_for_status`.
+
+Every call has a ``(connect, read)`` timeout and is logged at DEBUG as ``METHOD url -> status (ms)``;
+no header, body or query value is ever logged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.exceptions import ReadTimeoutError
+from urllib3.util.retry import Retry
+
+from .config import Settings
+from .errors import (
+    HTTPError,
+    LicenceError,
+    NotFound,
+    PermissionDenied,
+    PMError,
+    RequestTimeout,
+    ServiceUnavailable,
+    TokenRejected,
+    TransportError,
+    redact,
+)
+
+__all__ = [
+    "RETRY_STATUSES",
+    "RetryPolicy",
+    "build_session",
+    "error_for_response",
+    "json_body",
+    "raise_for_status",
+    "retry_policy",
+    "send",
+]
+
+logger = logging.getLogger(__name__)
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+USER_AGENT = "pm_notebook"
+
+
+class RetryPolicy(Retry):
+    """urllib3 ``Retry`` whose ``Retry-After`` wait is capped (asking for an hour gets ``cap`` seconds).
+
+    :param retry_after_cap: longest honoured ``Retry-After``, in seconds.
+    """
+
+    def __init__(self, *args: Any, retry_after_cap: float = 30.0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.retry_after_cap = retry_after_cap
+
+    def new(self, **kw: Any) -> RetryPolicy:
+        kw.setdefault("retry_after_cap", self.retry_after_cap)
+        return super().new(**kw)
+
+    def parse_retry_after(self, retry_after: str) -> float:
+        return min(super().parse_retry_after(retry_after), self.retry_after_cap)
+
+
+def retry_policy(retries: int = 3, backoff_factor: float = 0.5, backoff_max: float = 30.0) -> RetryPolicy:
+    """The retry policy for one session (see the module docstring for the rules).
+
+    >>> retry_policy(2).is_retry("GET", 503), retry_policy(2).is_retry("POST", 503)
+    (True, False)
+    """
+    return RetryPolicy(
+        total=retries,
+        connect=retries,
+        read=retries,
+        status=retries,
+        other=0,
+        redirect=3,
+        allowed_methods=Retry.DEFAULT_ALLOWED_METHODS,
+        status_forcelist=RETRY_STATUSES,
+        backoff_factor=backoff_factor,
+        backoff_max=backoff_max,
+        respect_retry_after_header=True,
+        raise_on_status=False,
+        raise_on_redirect=False,
+        retry_after_cap=backoff_max,
+    )
+
+
+def build_session(settings: Settings, *, retry: Retry | None = None) -> requests.Session:
+    """A ``requests.Session`` with the retry policy of *settings* mounted for http and https.
+
+    ``trust_env`` stays on so corporate proxies (``HTTPS_PROXY``) keep working, but ``.netrc`` credentials are
+    never picked up: every request of ours carries its own auth.
+    """
+    session = requests.Session()
+    policy = retry or retry_policy(settings.retries, settings.backoff_factor, settings.backoff_max)
+    adapter = HTTPAdapter(max_retries=policy)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    session.headers["User-Agent"] = USER_AGENT
+    session.headers["Accept"] = "application/json"
+    session.auth = _NoNetrc()
+    return session
+
+
+class _NoNetrc(requests.auth.AuthBase):
+    """Session-level auth that adds nothing: stops requests from reading ``~/.netrc`` for our hosts."""
+
+    def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
+        return r
+
+
+def send(
+    session: requests.Session,
+    method: str,
+    url: str,
+    *,
+    timeout: tuple[float, float],
+    what: str,
+    **kwargs: Any,
+) -> requests.Response:
+    """Send one request; translate every ``requests`` failure into a :class:`PMError` naming *url*.
+
+    :param what: a few words for messages and logs ("list projects", "token request").
+    :param kwargs: passed to ``session.request`` (``auth``, ``data``, ``params``, ``headers``, ``json``).
+    :raises TransportError: the host could not be reached (refused, DNS, reset).
+    :raises RequestTimeout: no answer within *timeout*.
+    :raises ServiceUnavailable: retries ran out.
+    """
+    start = time.perf_counter()
+    try:
+        response = session.request(method, url, timeout=timeout, **kwargs)
+    except PMError:
+        raise
+    except requests.exceptions.RequestException as exc:
+        raise _translate(exc, method, url, start, timeout, what) from None
+    _log(method, url, response.status_code, start, None)
+    return response
+
+
+def _translate(
+    exc: requests.exceptions.RequestException,
+    method: str,
+    url: str,
+    start: float,
+    timeout: tuple[float, float],
+    what: str,
+) -> PMError:
+    """The :class:`PMError` for one ``requests`` failure (requests reports a read timeout that ran out of
+    retries as a ``ConnectionError``, so the cause chain decides)."""
+    _log(method, url, None, start, type(exc).__name__)
+    chain = _chain(exc)
+    if isinstance(exc, requests.exceptions.Timeout) or any(
+        isinstance(e, (ReadTimeoutError, TimeoutError)) for e in chain
+    ):
+        return RequestTimeout(
+            f"{what}: no answer from {url} within {_fmt_timeout(timeout, exc)} s.",
+            hint="The service may be overloaded; try again, or raise timeout= in connect().",
+            url=url,
+        )
+    if isinstance(exc, requests.exceptions.RetryError):
+        return ServiceUnavailable(
+            f"{what}: {url} kept failing after every retry ({_reason(chain)}).",
+            hint="The service is overloaded or down; wait a moment and try again.",
+            url=url,
+        )
+    if isinstance(exc, requests.exceptions.ConnectionError):
+        return TransportError(
+            f"{what}: could not reach {url} ({_reason(chain)}).",
+            hint="Check the URL, your network or VPN, and that the service is up.",
+            url=url,
+        )
+    return TransportError(f"{what}: request to {url} failed ({_reason(chain)}).", url=url)
+
+
+def _fmt_timeout(timeout: tuple[float, float], exc: Exception) -> str:
+    return f"{timeout[0]:g}" if isinstance(exc, requests.exceptions.ConnectTimeout) else f"{timeout[1]:g}"
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """*exc* and its causes, outermost first (urllib3 keeps the cause in ``.reason``)."""
+    chain = [exc]
+    while len(chain) < 10:
+        inner = chain[-1]
+        nxt = getattr(inner, "reason", None) or inner.__cause__ or inner.__context__
+        if not isinstance(nxt, BaseException) or any(nxt is e for e in chain):
+            break
+        chain.append(nxt)
+    return chain
+
+
+def _reason(chain: list[BaseException]) -> str:
+    """A short, secret-free reason: the innermost exception's class and redacted text, no object addresses."""
+    inner = chain[-1]
+    text = inner.strerror if isinstance(inner, OSError) and inner.strerror else str(inner)
+    if " object at 0x" in text:
+        text = text.split(": ", 1)[-1] if ": " in text else ""
+    return redact(f"{type(inner).__name__}: {text}" if text else type(inner).__name__)[:300]
+
+
+def _log(method: str, url: str, status: int | None, start: float, failure: str | None) -> None:
+    if logger.isEnabledFor(logging.DEBUG):
+        ms = (time.perf_counter() - start) * 1000
+        outcome = status if failure is None else f"failed ({failure})"
+        logger.debug("%s %s -> %s (%.1f ms)", method, url.split("?", 1)[0], outcome, ms)
+
+
+def json_body(response: requests.Response, *, what: str) -> Any:
+    """The JSON document of a successful *response*; a clear :class:`HTTPError` when it is not JSON."""
+    try:
+        return response.json()
+    except (ValueError, json.JSONDecodeError):
+        raise HTTPError(
+            f"{what}: {response.url} answered {response.status_code} with a body that is not JSON.",
+            status=response.status_code,
+            body=response.text[:500],
+            hint="Check that base_url points to the process-mining API, not a web page or proxy.",
+            url=response.url,
+        ) from None
+
+
+def _server_message(response: requests.Response) -> str:
+    """The server's error text: ``error_description``/``message``/``error`` of a JSON body, or the text."""
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text.strip()[:300]
+    if isinstance(data, dict):
+        for key in ("error_description", "message", "detail", "error", "errorMessage"):
+            value = data.get(key)
+            if isinstance(value, str) and value:
+                return value[:300]
+    return str(data)[:300]
+
+
+def error_for_response(
+    response: requests.Response,
+    *,
+    what: str,
+    not_found: Callable[[], tuple[str, str]] | None = None,
+) -> HTTPError:
+    """Build the :class:`HTTPError` subclass matching an unsuccessful *response* of the public API.
+
+    :param not_found: returns ``(message, hint)`` for a 404, so callers can say *what* was not found.
+    """
+    status = response.status_code
+    url = response.url
+    detail = _server_message(response)
+    body = response.text[:2000]
+    kw: dict[str, Any] = {"status": status, "body": body, "url": url}
+    if status == 401:
+        return TokenRejected(
+            f"{what}: the API refused the access token even after a fresh one was obtained ({detail}).",
+            hint="The workgroup's credentials may have been revoked or the token lacks a role; "
+            "ask a workgroup administrator to check the Open API settings.",
+            **kw,
+        )
+    if status == 403:
+        if "licen" in detail.lower() or "licen" in body.lower():
+            return LicenceError(
+                f"{what}: this workgroup has no licence for the public API ({detail}).",
+                hint="Using the public API requires a purchased licence; ask your workgroup administrator "
+                "or your account manager to enable it.",
+                **kw,
+            )
+        return PermissionDenied(
+            f"{what}: access forbidden for this workgroup ({detail}).",
+            hint="Check that the workgroup may see this resource, and that the public-API licence is active.",
+            **kw,
+        )
+    if status == 404:
+        message, hint = not_found() if not_found else (f"{what}: {url} was not found ({detail}).", "")
+        return NotFound(message, hint=hint or None, **kw)
+    if status in RETRY_STATUSES or status >= 500:
+        retry_after = response.headers.get("Retry-After")
+        extra = f"; the server asks to retry after {retry_after} s" if retry_after else ""
+        return ServiceUnavailable(
+            f"{what}: the service answered {status} ({detail}) and kept failing after the retries{extra}.",
+            hint="The service is overloaded or down; wait a moment and try again.",
+            **kw,
+        )
+    return HTTPError(f"{what}: unexpected answer {status} from {url} ({detail}).", **kw)
+
+
+def raise_for_status(
+    response: requests.Response,
+    *,
+    what: str,
+    not_found: Callable[[], tuple[str, str]] | None = None,
+) -> requests.Response:
+    """Return *response* when it is a 2xx, else raise the matching :class:`HTTPError` (see
+    :func:`error_for_response`)."""
+    if 200 <= response.status_code < 300:
+        return response
+    raise error_for_response(response, what=what, not_found=not_found)

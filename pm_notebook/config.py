@@ -1,0 +1,402 @@
+"""Connection values, resolved once into a frozen :class:`Settings`.
+
+Every value is looked up in this order, first hit wins:
+
+1. the argument given to :func:`pm_notebook.connect` / :func:`resolve`;
+2. the process environment (``PM_BASE_URL``, ``PM_AUTH_URL``, ``PM_CLIENT_ID``, ``PM_CLIENT_SECRET``,
+   ``PM_JDBC_URL``);
+3. a ``.env`` file: the one named by ``env_file=``, else the first ``.env`` found from the current directory
+   upwards (python-dotenv; the file is read, never loaded into ``os.environ``);
+4. the OS keyring, when the ``keyring`` package is installed: service ``pm_notebook``, user name = the
+   variable name (``PM_CLIENT_SECRET``, ...); the secret is also looked up under the client id as user name.
+
+The JDBC URL, when none of these gives it, is derived from the API host as the service documents it:
+``jdbc:avatica:remote:url=http://<api host>:8082/druid/v2/sql/avatica/``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ._secret import Secret
+from .errors import ConfigurationError
+
+__all__ = [
+    "ENV_VARS",
+    "KEYRING_SERVICE",
+    "Settings",
+    "derive_jdbc_url",
+    "normalise_auth_url",
+    "normalise_base_url",
+    "resolve",
+    "sql_http_url_from_jdbc",
+]
+
+logger = logging.getLogger(__name__)
+
+KEYRING_SERVICE = "pm_notebook"
+#: connection value -> environment variable holding it
+ENV_VARS: Mapping[str, str] = {
+    "base_url": "PM_BASE_URL",
+    "auth_url": "PM_AUTH_URL",
+    "client_id": "PM_CLIENT_ID",
+    "client_secret": "PM_CLIENT_SECRET",
+    "jdbc_url": "PM_JDBC_URL",
+}
+SQL_PORT = 8082
+AVATICA_PATH = "/druid/v2/sql/avatica/"
+JDBC_PREFIX = "jdbc:avatica:remote:url="
+TOKEN_PATH = "/protocol/openid-connect/token"
+_ADMIN_HINT = (
+    "The connection values are shown on the workgroup administration page (Open API tab), "
+    "visible to users with the role workgroup administrator."
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything needed to talk to one workgroup; immutable, the secret held in a :class:`Secret`.
+
+    :param base_url: API address without ``/pub`` and without trailing slash.
+    :param auth_url: authentication realm address (``.../realms/<realm>``), no trailing slash.
+    :param client_id: the workgroup technical ID (not a secret: it names the workgroup).
+    :param client_secret: the workgroup private key.
+    :param jdbc_url: ``jdbc:avatica:remote:url=http://<host>:8082/druid/v2/sql/avatica/`` unless given.
+    :param sql_http_url: ``http://<host>:<port>`` of the SQL endpoints, taken from ``jdbc_url``.
+    :param timeout: ``(connect, read)`` seconds applied to every HTTP call.
+    :param retries: how many times a safe call is retried on connection errors, 429, 502, 503, 504.
+    :param backoff_factor: exponential backoff base (seconds) between retries.
+    :param backoff_max: cap of one backoff wait, and of a server's ``Retry-After``.
+    :param renew_before: renew the access token this many seconds before it expires (at most a fifth of its
+        lifetime, so short-lived tokens are not renewed on every call).
+    :param sources: where each connection value came from (``argument``, ``env``, ``.env:<path>``,
+        ``keyring``, ``derived``), for diagnostics.
+    """
+
+    base_url: str
+    auth_url: str
+    client_id: str
+    client_secret: Secret = field(repr=False)
+    jdbc_url: str
+    sql_http_url: str
+    timeout: tuple[float, float] = (10.0, 60.0)
+    retries: int = 3
+    backoff_factor: float = 0.5
+    backoff_max: float = 30.0
+    renew_before: float = 30.0
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def api_url(self) -> str:
+        """The public API root, ``{base_url}/pub``."""
+        return self.base_url + "/pub"
+
+    @property
+    def token_url(self) -> str:
+        """The OAuth2 token endpoint, ``{auth_url}/protocol/openid-connect/token``."""
+        return self.auth_url + TOKEN_PATH
+
+    def __repr__(self) -> str:
+        return (
+            f"Settings(base_url={self.base_url!r}, auth_url={self.auth_url!r}, client_id={self.client_id!r}, "
+            f"client_secret=Secret('***'), jdbc_url={self.jdbc_url!r})"
+        )
+
+
+def _split_http_url(url: str, name: str) -> tuple[str, str, str]:
+    """Validate an http(s) URL; return ``(scheme, netloc, path)``, the path without trailing slashes."""
+    if not isinstance(url, str):
+        raise ConfigurationError(f"{name} must be a string URL, got {type(url).__name__}.")
+    text = url.strip()
+    parts = urlsplit(text)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(
+            f"{name} {text!r} is not an http(s) URL with a host.",
+            hint=f"Give it like 'https://api.example.com'. {_ADMIN_HINT}",
+        )
+    if parts.username or parts.password:
+        raise ConfigurationError(
+            f"{name} must not contain credentials (user:password@host).",
+            hint="Pass client_id / client_secret separately.",
+        )
+    if parts.query or parts.fragment:
+        raise ConfigurationError(f"{name} {text!r} must not contain a query string or fragment.")
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError:
+        raise ConfigurationError(f"{name} {text!r} has an invalid port.") from None
+    return parts.scheme.lower(), parts.netloc, parts.path.rstrip("/")
+
+
+def normalise_base_url(url: str) -> str:
+    """Return the API address without trailing slashes and without a final ``/pub``.
+
+    >>> normalise_base_url("https://api.example.com/pub/")
+    'https://api.example.com'
+    """
+    scheme, netloc, path = _split_http_url(url, "base_url")
+    if path.lower().endswith("/pub"):
+        path = path[: -len("/pub")].rstrip("/")
+    return urlunsplit((scheme, netloc, path, "", ""))
+
+
+def normalise_auth_url(url: str) -> str:
+    """Return the realm address without trailing slashes (a pasted token-endpoint URL is cut back).
+
+    >>> normalise_auth_url("https://id.example.com/realms/wg/protocol/openid-connect/token")
+    'https://id.example.com/realms/wg'
+    """
+    scheme, netloc, path = _split_http_url(url, "auth_url")
+    if path.endswith(TOKEN_PATH):
+        path = path[: -len(TOKEN_PATH)].rstrip("/")
+    return urlunsplit((scheme, netloc, path, "", ""))
+
+
+def derive_jdbc_url(base_url: str) -> str:
+    """The JDBC URL the service documents for an API address: http, API host, port 8082, Avatica path.
+
+    >>> derive_jdbc_url("https://api.example.com")
+    'jdbc:avatica:remote:url=http://api.example.com:8082/druid/v2/sql/avatica/'
+    """
+    host = urlsplit(normalise_base_url(base_url)).hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    return f"{JDBC_PREFIX}http://{host}:{SQL_PORT}{AVATICA_PATH}"
+
+
+def _check_jdbc_url(url: str) -> str:
+    if not isinstance(url, str) or not url.strip().startswith(JDBC_PREFIX):
+        raise ConfigurationError(
+            f"jdbc_url {url!r} is not an Avatica remote JDBC URL.",
+            hint=f"It looks like '{JDBC_PREFIX}http://<host>:{SQL_PORT}{AVATICA_PATH}'; "
+            "leave it out to derive it from base_url.",
+        )
+    inner = url.strip()[len(JDBC_PREFIX) :].split(";", 1)[0]
+    _split_http_url(inner, "the URL inside jdbc_url")
+    return url.strip()
+
+
+def sql_http_url_from_jdbc(jdbc_url: str) -> str:
+    """``http://host:port`` of the SQL endpoints named by an Avatica JDBC URL.
+
+    >>> sql_http_url_from_jdbc("jdbc:avatica:remote:url=http://db.example.com:8082/druid/v2/sql/avatica/")
+    'http://db.example.com:8082'
+    """
+    inner = _check_jdbc_url(jdbc_url)[len(JDBC_PREFIX) :].split(";", 1)[0]
+    scheme, netloc, _ = _split_http_url(inner, "the URL inside jdbc_url")
+    return f"{scheme}://{netloc}"
+
+
+def _read_dotenv(env_file: str | os.PathLike[str] | None) -> tuple[dict[str, str], str | None]:
+    from dotenv import dotenv_values, find_dotenv
+
+    if env_file is not None:
+        path = Path(env_file)
+        if not path.is_file():
+            raise ConfigurationError(
+                f"env_file {str(path)!r} does not exist or is not a file.",
+                hint="Give the path of a .env file with PM_BASE_URL=..., or leave env_file out.",
+            )
+        found = str(path)
+    else:
+        found = find_dotenv(usecwd=True)
+        if not found:
+            return {}, None
+    values = {k: v for k, v in dotenv_values(found).items() if v is not None and v.strip()}
+    return values, found
+
+
+def _keyring_lookup(names: list[tuple[str, str]]) -> dict[str, str]:
+    """Look ``(key, keyring user name)`` pairs up in the OS keyring; silent if keyring is absent or broken."""
+    try:
+        import keyring
+        from keyring.errors import KeyringError
+    except ImportError:
+        return {}
+    found: dict[str, str] = {}
+    for key, user in names:
+        if key in found:
+            continue
+        try:
+            value = keyring.get_password(KEYRING_SERVICE, user)
+        except (KeyringError, RuntimeError, OSError) as exc:  # no backend, locked store, D-Bus trouble
+            logger.debug("keyring lookup skipped: %s", type(exc).__name__)
+            return found
+        if value:
+            found[key] = value
+    return found
+
+
+def _parse_timeout(value: Any) -> tuple[float, float]:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        pair = (float(value), float(value))
+    elif isinstance(value, (tuple, list)) and len(value) == 2:
+        pair = (float(value[0]), float(value[1]))
+    else:
+        raise ConfigurationError(
+            f"timeout must be seconds or a (connect, read) pair, got {value!r}.",
+            hint="For example timeout=30.",
+        )
+    if not all(math.isfinite(v) and v > 0 for v in pair):
+        raise ConfigurationError(f"timeout values must be positive seconds, got {value!r}.")
+    return pair
+
+
+def _non_negative(name: str, value: Any, kind: type) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ConfigurationError(f"{name} must be a non-negative number, got {value!r}.")
+    if kind is int and int(value) != value:
+        raise ConfigurationError(f"{name} must be a whole number, got {value!r}.")
+    return kind(value)
+
+
+def _option(options: Mapping[str, Any], name: str, kind: type) -> Any:
+    return _non_negative(name, options.get(name, getattr(Settings, name)), kind)
+
+
+_OPTION_NAMES = ("timeout", "retries", "backoff_factor", "backoff_max", "renew_before")
+
+
+class _MaskedEnv(Mapping[str, str]):
+    """A read-only view of an environment whose repr shows no values (tracebacks with locals)."""
+
+    def __init__(self, data: Mapping[str, str]) -> None:
+        self._data = data
+
+    def __getitem__(self, key: str) -> str:
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"<environment of {len(self._data)} variables>"
+
+
+def _is_set(value: Any) -> bool:
+    if isinstance(value, Secret):
+        return bool(value.reveal().strip())
+    return value is not None and (not isinstance(value, str) or bool(value.strip()))
+
+
+def _wrap(key: str, value: Any) -> Any:
+    """Wrap the secret the moment it is read, so no frame of ours holds it in clear after that."""
+    return Secret(value.strip()) if key == "client_secret" and isinstance(value, str) else value
+
+
+def _gather(
+    given: Mapping[str, Any], environ: Mapping[str, str], env_file: Any, use_keyring: bool
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Look each value up: arguments, then environment, then ``.env``, then keyring."""
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for key, value in given.items():
+        if _is_set(value):
+            values[key], sources[key] = value, "argument"
+        elif _is_set(environ.get(ENV_VARS[key])):
+            values[key], sources[key] = _wrap(key, environ[ENV_VARS[key]]), "env"
+    missing = [k for k in ENV_VARS if k not in values]
+    if missing or env_file is not None:
+        dotenv, path = _read_dotenv(env_file)
+        for key in missing:
+            if _is_set(dotenv.get(ENV_VARS[key])):
+                values[key], sources[key] = _wrap(key, dotenv[ENV_VARS[key]]), f".env:{path}"
+        del dotenv
+    missing = [k for k in ENV_VARS if k not in values]
+    if missing and use_keyring:
+        names = []
+        if "client_secret" in missing and "client_id" in values:
+            names.append(("client_secret", str(values["client_id"]).strip()))
+        names += [(k, ENV_VARS[k]) for k in missing]
+        for key, value in _keyring_lookup(names).items():
+            values[key], sources[key] = _wrap(key, value), "keyring"
+    return values, sources
+
+
+def resolve(
+    base_url: str | None = None,
+    auth_url: str | None = None,
+    client_id: str | None = None,
+    client_secret: str | Secret | None = None,
+    jdbc_url: str | None = None,
+    *,
+    env_file: str | os.PathLike[str] | None = None,
+    use_keyring: bool = True,
+    environ: Mapping[str, str] | None = None,
+    **options: Any,
+) -> Settings:
+    """Resolve the connection values (arguments → env → ``.env`` → keyring) into a frozen :class:`Settings`.
+
+    :param env_file: a ``.env`` file to read instead of searching from the current directory upwards.
+    :param use_keyring: look missing values up in the OS keyring (when ``keyring`` is installed).
+    :param environ: the environment to read (default ``os.environ``).
+    :param options: ``timeout``, ``retries``, ``backoff_factor``, ``backoff_max``, ``renew_before``
+        (see :class:`Settings`).
+    :raises ConfigurationError: a value is missing or malformed; the message names where to set it.
+
+    >>> s = resolve("https://api.example.com/pub/", "https://id.example.com/realms/wg/", "wg-id", "key",
+    ...             environ={}, env_file=None, use_keyring=False)  # doctest: +SKIP
+    """
+    client_secret = _wrap("client_secret", client_secret)
+    environ = _MaskedEnv(os.environ if environ is None else environ)
+    unknown = sorted(set(options) - set(_OPTION_NAMES))
+    if unknown:
+        raise ConfigurationError(
+            f"Unknown connection option(s): {', '.join(unknown)}.",
+            hint=f"Valid options: {', '.join(_OPTION_NAMES)}, env_file, use_keyring.",
+        )
+    given = {
+        "base_url": base_url,
+        "auth_url": auth_url,
+        "client_id": client_id,
+        "client_secret": client_secret,
+        "jdbc_url": jdbc_url,
+    }
+    values, sources = _gather(given, environ, env_file, use_keyring)
+
+    required = [k for k in ("base_url", "auth_url", "client_id", "client_secret") if k not in values]
+    if required:
+        env_names = ", ".join(ENV_VARS[k] for k in required)
+        raise ConfigurationError(
+            f"Missing connection value(s): {', '.join(required)}.",
+            hint=f"Pass them to connect(), or set {env_names} in the environment or a .env file. "
+            + _ADMIN_HINT,
+        )
+    cid = values["client_id"]
+    if not isinstance(cid, str) or not cid.strip():
+        raise ConfigurationError(f"client_id must be a non-empty string, got {type(cid).__name__}.")
+    secret = values["client_secret"]
+    if not isinstance(secret, Secret):
+        raise ConfigurationError(f"client_secret must be a string, got {type(secret).__name__}.")
+
+    base = normalise_base_url(values["base_url"])
+    if "jdbc_url" in values:
+        jdbc = _check_jdbc_url(values["jdbc_url"])
+    else:
+        jdbc, sources["jdbc_url"] = derive_jdbc_url(base), "derived"
+    settings = Settings(
+        base_url=base,
+        auth_url=normalise_auth_url(values["auth_url"]),
+        client_id=cid.strip(),
+        client_secret=secret,
+        jdbc_url=jdbc,
+        sql_http_url=sql_http_url_from_jdbc(jdbc),
+        timeout=_parse_timeout(options.get("timeout", Settings.timeout)),
+        retries=_option(options, "retries", int),
+        backoff_factor=_option(options, "backoff_factor", float),
+        backoff_max=_option(options, "backoff_max", float),
+        renew_before=_option(options, "renew_before", float),
+        sources=dict(sources),
+    )
+    logger.debug("settings resolved: %r (sources %s)", settings, sources)
+    return settings

@@ -1,0 +1,92 @@
+"""Isolation for client tests: no PM_* variables, a private working directory, an empty keyring."""
+
+from __future__ import annotations
+
+import keyring
+import pytest
+
+from pm_notebook.config import ENV_VARS
+
+
+class MemoryKeyring:
+    """A tiny in-memory keyring backend (keyring's own API, no OS store touched)."""
+
+    priority = 1
+
+    def __init__(self) -> None:
+        self.store: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.store.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.store[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.store.pop((service, username), None)
+
+    def get_credential(self, service: str, username: str | None):
+        return None
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    for name in ENV_VARS.values():
+        monkeypatch.delenv(name, raising=False)
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+
+
+@pytest.fixture(autouse=True)
+def memory_keyring(monkeypatch: pytest.MonkeyPatch) -> MemoryKeyring:
+    """Every test sees an empty in-memory keyring; tests may put values in it."""
+    backend = MemoryKeyring()
+    monkeypatch.setattr(keyring, "get_password", backend.get_password)
+    return backend
+
+
+@pytest.fixture
+def connect_to():
+    """``connect_to(sb, key="demo", **options)``: a connection to a sandbox workgroup, closed at teardown."""
+    from pm_notebook import connect
+
+    opened = []
+
+    def factory(sb, key: str = "demo", *, secret: str | None = None, **options):
+        wg = sb.workgroups[key]
+        options.setdefault("use_keyring", False)
+        conn = connect(
+            sb.base_url, sb.auth_url, wg.client_id, secret if secret is not None else wg.client_secret,
+            sb.jdbc_url, **options,
+        )
+        opened.append(conn)
+        return conn
+
+    yield factory
+    for conn in opened:
+        conn.close()
+
+
+class ServerCounts:
+    """Read the sandbox's per-endpoint request counters."""
+
+    @staticmethod
+    def token_path(sb) -> str:
+        """Path of the sandbox's token endpoint."""
+        from urllib.parse import urlsplit
+
+        return urlsplit(sb.auth_url).path + "/protocol/openid-connect/token"
+
+    def tokens(self, sb) -> int:
+        """How many token requests the server received since the last ``reset_stats()``."""
+        return self(sb, "POST " + self.token_path(sb))
+
+    def __call__(self, sb, key: str) -> int:
+        return sb.stats()["requests"].get(key, 0)
+
+
+@pytest.fixture
+def counts() -> ServerCounts:
+    """``counts(sb, "GET /pub/projects")``, ``counts.tokens(sb)``, ``counts.token_path(sb)``."""
+    return ServerCounts()

@@ -1,0 +1,175 @@
+"""The import graph stays honest.
+
+1. ``import pm_notebook`` (in a fresh interpreter) loads no notebook, JVM, sandbox or server packages.
+2. An AST walk over ``pm_notebook/`` enforces the "Allowed imports" arrows of ``shared/style.md``:
+   a module may import from inside the package only what its row below allows. Imports under
+   ``if TYPE_CHECKING:`` are ignored (they never run); imports inside functions count, because a lazy
+   import is still a dependency. The stdlib-only leaves (``errors``, ``_secret``, ``_version``,
+   ``_models``) may be imported by any module; they themselves import nothing from the package.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "pm_notebook"
+
+HEAVY = (
+    *("IPython", "ipywidgets", "anywidget", "traitlets", "jpype", "jaydebeapi"),
+    *("duckdb", "fastapi", "uvicorn", "starlette", "jwt"),
+    *("pm_notebook.sandbox", "pm_notebook.magic", "pm_notebook.widgets", "pm_notebook.testing"),
+)
+
+
+def test_import_pm_notebook_stays_light() -> None:
+    code = "import json, sys; import pm_notebook; print(json.dumps(sorted(sys.modules)))"
+    cmd = [sys.executable, "-c", code]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True)
+    loaded = json.loads(out.stdout)
+    offenders = sorted(m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY))
+    assert offenders == []
+
+
+LEAVES = {"errors", "_secret", "_version", "_models"}
+#: module (or "family.*") -> package modules it may import besides the leaves;
+#: a family (sql, widgets, sandbox) may also import its own members
+RULES: dict[str, set[str]] = {
+    "errors": set(),
+    "_secret": set(),
+    "_version": set(),
+    "_models": set(),
+    "config": set(),
+    "_http": {"config"},
+    "auth": {"_http", "config"},
+    "api": {"auth", "_http"},
+    "sql.*": {"auth", "_http", "config"},
+    "frames": set(),
+    "connection": {"config", "auth", "api", "sql", "frames", "_http"},
+    "_context": set(),
+    "magic": {"connection", "config", "_context", "_magic_args", "_magic_display", "_template"},
+    "_magic_args": set(),
+    "_magic_display": set(),
+    "_template": set(),
+    "widgets.*": {"connection", "api", "config", "_context"},
+    "testing": {"magic", "connection"},
+    "sandbox.*": set(),
+}
+#: entry points that compose everything (front door, CLIs): only checked for "core never imports UI/sandbox"
+FREE = {"__init__", "__main__", "demo"}
+LEAF_ONLY = {"errors", "_secret", "_version", "_models"}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _rule_for(module: str) -> tuple[str, set[str]] | None:
+    if module in RULES:
+        return module, RULES[module]
+    family = module.split(".")[0]
+    if f"{family}.*" in RULES:
+        return family, RULES[f"{family}.*"]
+    return None
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _package_imports(module: str, path: Path) -> set[str]:
+    """Package-relative names of the pm_notebook modules *module* imports (``from . import x`` resolved)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    is_pkg = path.name == "__init__.py"
+    here = module.split(".") if is_pkg else module.split(".")[:-1]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "pm_notebook" or alias.name.startswith("pm_notebook."):
+                    found.add(alias.name.removeprefix("pm_notebook").lstrip(".") or "__init__")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - (node.level - 1)] if node.level > 1 else list(here)
+            elif node.module and (node.module == "pm_notebook" or node.module.startswith("pm_notebook.")):
+                base = []
+            else:
+                base = None
+            if base is not None:
+                mod = node.module.removeprefix("pm_notebook").lstrip(".") if node.level == 0 else node.module
+                target = base + (mod.split(".") if mod else [])
+                if mod:
+                    found.add(".".join(target))
+                else:  # from . import a, b -> submodules a, b (or names of the package)
+                    for alias in node.names:
+                        found.add(".".join(target + [alias.name]))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return {f for f in found if f}
+
+
+def _allowed(importer: str, target: str, modules: dict[str, Path]) -> bool:
+    rule = _rule_for(importer)
+    if rule is None:
+        return True
+    family, allowed = rule
+    if target not in modules:  # "from .sql import Batch" style names resolve to the package itself
+        target = target.rsplit(".", 1)[0]
+    top = target.split(".")[0]
+    if importer in LEAF_ONLY:
+        return False
+    if target in LEAVES or top == family and "." in importer + target:
+        return True
+    return target in allowed or top in allowed
+
+
+MODULES = _modules()
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m not in FREE))
+def test_allowed_import_arrows(module: str) -> None:
+    imported = _package_imports(module, MODULES[module])
+    bad = sorted(t for t in imported if not _allowed(module, t, MODULES))
+    assert bad == [], f"pm_notebook.{module} may not import {bad} (style.md 'Allowed imports')"
+
+
+def test_every_module_has_a_rule() -> None:
+    assert sorted(m for m in MODULES if m not in FREE and _rule_for(m) is None) == []
+
+
+def test_sandbox_never_sees_the_client_protocol() -> None:
+    for module, path in MODULES.items():
+        if module.startswith("sandbox"):
+            assert not any(t.startswith("sql") for t in _package_imports(module, path)), module
+
+
+def test_the_checker_catches_a_bad_arrow(tmp_path: Path) -> None:
+    fake = tmp_path / "config.py"
+    fake.write_text("from .connection import Connection\nfrom . import errors\n")
+    imported = _package_imports("config", fake)
+    assert imported == {"connection", "errors"}
+    assert not _allowed("config", "connection", MODULES) and _allowed("config", "errors", MODULES)
+    assert not _allowed("sandbox.app", "sql._protocol", MODULES)
+    assert _allowed("sql.avatica", "sql._protocol", MODULES)
