@@ -1,0 +1,172 @@
+"""HTTP wiring of the sandbox's main port: the realm (identity provider), ``/pub``, admin routes.
+
+Every :class:`~pm_notebook.sandbox.errors.SandboxHTTPError` a handler raises is rendered here, and
+only here, as JSON with its status and headers. Admin routes (``/_sandbox/...``) are for tests and
+tools; they stay out of the OpenAPI document and, when an admin key is set, require it.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from . import pub_api
+from .errors import ApiError, SandboxHTTPError
+from .faults import ADMIN_PREFIX, Fault, FaultBoard
+from .oidc import REALM, IdentityProvider
+from .store import Store
+
+__all__ = ["ADMIN_HEADER", "create_app", "create_placeholder_sql_app"]
+
+ADMIN_HEADER = "X-Sandbox-Admin"
+
+
+def create_app(
+    store: Store, idp: IdentityProvider, board: FaultBoard, *, sql_port: int, admin_key: str | None = None
+) -> FastAPI:
+    """The main-port application."""
+    app = FastAPI(
+        title="Process-mining service public API (pm_notebook sandbox)",
+        version=pub_api.API_VERSION,
+        description="Local stand-in of the service's public API. Authenticate with a bearer token from "
+        f"the realm's token endpoint (`/realms/{REALM}/protocol/openid-connect/token`).",
+        openapi_url="/pub/openapi.json",
+        docs_url="/pub/docs",
+        redoc_url=None,
+    )
+    app.state.store = store
+    app.state.idp = idp
+    app.state.board = board
+    app.state.sql_port = sql_port
+
+    @app.exception_handler(SandboxHTTPError)
+    async def _render(request: Request, exc: SandboxHTTPError) -> JSONResponse:
+        return JSONResponse(exc.body, status_code=exc.status, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        err = ApiError(400, f"Invalid request: {problems}")
+        return JSONResponse(err.body, status_code=400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        err = ApiError(exc.status_code, f"{exc.detail}: {request.method} {request.url.path}")
+        return JSONResponse(err.body, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+
+    app.include_router(pub_api.router)
+    _add_realm_routes(app, idp)
+    _add_admin_routes(app, store, board, admin_key)
+
+    @app.get("/", include_in_schema=False)
+    def root() -> dict[str, Any]:
+        return {
+            "service": "pm_notebook sandbox",
+            "public_api": f"{idp.base_url}/pub",
+            "auth_url": idp.issuer,
+            "openapi": f"{idp.base_url}/pub/openapi.json",
+        }
+
+    return app
+
+
+def _realm(realm: str) -> None:
+    if realm != REALM:
+        raise SandboxHTTPError(404, {"error": "Realm does not exist"})
+
+
+def _add_realm_routes(app: FastAPI, idp: IdentityProvider) -> None:
+    base = "/realms/{realm}"
+
+    @app.post(base + "/protocol/openid-connect/token", include_in_schema=False)
+    async def token(realm: str, request: Request) -> JSONResponse:
+        _realm(realm)
+        form = await request.form()
+        items = [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
+        body = idp.token(items, request.headers.get("authorization"))
+        return JSONResponse(body, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
+
+    @app.get(base + "/protocol/openid-connect/certs", include_in_schema=False)
+    def certs(realm: str) -> dict:
+        _realm(realm)
+        return idp.jwks()
+
+    @app.get(base + "/.well-known/openid-configuration", include_in_schema=False)
+    def discovery(realm: str) -> dict:
+        _realm(realm)
+        return idp.discovery()
+
+    @app.get(base, include_in_schema=False)
+    def realm_info(realm: str) -> dict:
+        _realm(realm)
+        return idp.realm_info()
+
+
+def _add_admin_routes(app: FastAPI, store: Store, board: FaultBoard, admin_key: str | None) -> None:
+    def check(request: Request) -> None:
+        if admin_key and not hmac.compare_digest(
+            request.headers.get(ADMIN_HEADER, "").encode(), admin_key.encode()
+        ):
+            raise SandboxHTTPError(403, {"error": "forbidden", "message": f"send the {ADMIN_HEADER} header"})
+
+    @app.get(ADMIN_PREFIX + "/stats", include_in_schema=False)
+    def stats(request: Request) -> dict:
+        check(request)
+        return board.stats()
+
+    @app.delete(ADMIN_PREFIX + "/stats", include_in_schema=False)
+    def reset_stats(request: Request) -> dict:
+        check(request)
+        board.reset_stats()
+        return {"ok": True}
+
+    @app.post(ADMIN_PREFIX + "/faults", include_in_schema=False)
+    async def add_fault(request: Request) -> dict:
+        check(request)
+        try:
+            spec = await request.json()
+            fault = Fault(**spec)
+        except (ValueError, TypeError) as exc:
+            raise SandboxHTTPError(400, {"error": "bad_fault", "message": str(exc)}) from None
+        board.add(fault)
+        return {"ok": True, "faults": board.pending()}
+
+    @app.delete(ADMIN_PREFIX + "/faults", include_in_schema=False)
+    def clear_faults(request: Request) -> dict:
+        check(request)
+        board.clear()
+        return {"ok": True}
+
+    @app.get(ADMIN_PREFIX + "/workgroups", include_in_schema=False)
+    def workgroups(request: Request) -> list[dict]:
+        check(request)
+        return [
+            {
+                "key": wg.key,
+                "client_id": wg.id,
+                "client_secret": wg.secret,
+                "name": wg.name,
+                "licensed": wg.licensed,
+                "project_ids": [p.id for p in wg.projects],
+                "projects": [
+                    {"id": p.id, "name": p.name, "tables": p.tables, "rows": p.rows} for p in wg.projects
+                ],
+            }
+            for wg in store.workgroups()
+        ]
+
+
+def create_placeholder_sql_app(reason: str = "SQL endpoint not available in this build") -> Any:
+    """A stand-in for the SQL port while ``sql_app.create_sql_app`` is unavailable: answers 503 + *reason*."""
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    async def unavailable(request: Request) -> JSONResponse:
+        return JSONResponse({"error": "Unavailable", "errorMessage": reason}, status_code=503)
+
+    return Starlette(routes=[Route("/{path:path}", unavailable, methods=["GET", "POST"])])

@@ -1,0 +1,247 @@
+"""The sandbox process: both ports in one process, one event loop, two uvicorn servers.
+
+We bind the sockets ourselves (so ``--port 0`` yields a free port we can report), build the data,
+start both servers, and only once both accept connections write the env file — its appearance is
+the readiness signal :func:`pm_notebook.sandbox.start` waits for. SIGINT/SIGTERM stop both servers;
+when started by :func:`~pm_notebook.sandbox.start`, the process also stops by itself if its parent dies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import DEFAULT_CASES, DEFAULT_SEED
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import Store
+
+__all__ = ["ENV_KEYS", "build_parser", "main"]
+
+log = logging.getLogger(__name__)
+
+ENV_KEYS = ("PM_BASE_URL", "PM_AUTH_URL", "PM_CLIENT_ID", "PM_CLIENT_SECRET", "PM_JDBC_URL")
+PARENT_ENV = "PM_SANDBOX_PARENT_PID"
+ADMIN_KEY_ENV = "PM_SANDBOX_ADMIN_KEY"
+
+
+def build_parser(prog: str = "python -m pm_notebook.sandbox") -> argparse.ArgumentParser:
+    """The command-line contract of the sandbox (other tools depend on it exactly)."""
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description="Run a local stand-in of the process-mining service: identity provider, public API "
+        "and SQL endpoints (Avatica JDBC + Druid SQL) over generated data.",
+    )
+    p.add_argument(
+        "--port", type=int, default=8080, help="main port: /realms and /pub (default 8080; 0 = free)"
+    )
+    p.add_argument(
+        "--sql-port", type=int, default=8082, help="SQL port: Avatica + Druid SQL (default 8082; 0 = free)"
+    )
+    p.add_argument("--env-file", type=Path, default=None, help="write PM_* connection values here once ready")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument(
+        "--data", type=Path, default=None, help="folder of CSV event logs to import as demo projects"
+    )
+    p.add_argument(
+        "--cases",
+        type=int,
+        default=DEFAULT_CASES,
+        help=f"cases per generated project (default {DEFAULT_CASES}; ~9 tasks per case)",
+    )
+    p.add_argument(
+        "--token-lifetime", type=int, default=300, help="access-token lifetime, seconds (default 300)"
+    )
+    p.add_argument(
+        "--refresh-lifetime", type=int, default=1800, help="refresh-token lifetime, seconds (default 1800)"
+    )
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="data and id seed (deterministic)")
+    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    return p
+
+
+def main(argv: list[str] | None = None, prog: str = "python -m pm_notebook.sandbox") -> int:
+    """Run the sandbox until SIGINT/SIGTERM; returns the exit code."""
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    for name in ("cases", "token_lifetime", "refresh_lifetime"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    # The server stack is imported only now, so --help and argument errors answer fast.
+    from .store import build_store
+
+    try:
+        main_sock = _bind(args.host, args.port, "--port")
+        sql_sock = _bind(args.host, args.sql_port, "--sql-port")
+    except OSError as exc:
+        print(f"sandbox: {exc}", file=sys.stderr)
+        return 2
+    try:
+        store = build_store(cases=args.cases, seed=args.seed, data_dir=args.data)
+    except ValueError as exc:
+        print(f"sandbox: {exc}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(_serve(args, store, main_sock, sql_sock))
+    finally:
+        store.close()
+    return 0
+
+
+def _bind(host: str, port: int, option: str) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(
+            f"cannot listen on {host}:{port} ({exc.strerror}); pick another {option}, or 0 for a free port"
+        ) from None
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def _url_host(host: str) -> str:
+    return "127.0.0.1" if host in ("0.0.0.0", "", "::") else (f"[{host}]" if ":" in host else host)
+
+
+def _sql_app(store: Store) -> Any:
+    try:
+        from .sql_app import create_sql_app
+    except ImportError as exc:
+        from .app import create_placeholder_sql_app
+
+        log.warning("SQL endpoint unavailable (%s); the SQL port answers 503", exc)
+        return create_placeholder_sql_app(f"SQL endpoint unavailable: {exc}")
+    try:
+        return create_sql_app(store)
+    except Exception as exc:
+        # Keep the identity provider and /pub usable; SQL callers get a 503 that names the failure.
+        from .app import create_placeholder_sql_app
+
+        log.exception("the SQL endpoint failed to start; the SQL port answers 503")
+        return create_placeholder_sql_app(f"SQL endpoint failed to start: {type(exc).__name__}: {exc}")
+
+
+async def _serve(
+    args: argparse.Namespace, store: Store, main_sock: socket.socket, sql_sock: socket.socket
+) -> None:
+    import uvicorn
+
+    from .app import create_app
+    from .faults import FaultBoard, FaultMiddleware, _Connections, tracking_protocol
+    from .oidc import REALM, IdentityProvider
+
+    class _Server(uvicorn.Server):
+        # Two servers share one process: signals are handled once, below, for both.
+        @contextlib.contextmanager
+        def capture_signals(self):  # type: ignore[override]
+            yield
+
+    host = _url_host(args.host)
+    port, sql_port = main_sock.getsockname()[1], sql_sock.getsockname()[1]
+    base_url = f"http://{host}:{port}"
+    auth_url = f"{base_url}/realms/{REALM}"
+    idp = IdentityProvider(
+        store,
+        auth_url,
+        base_url=base_url,
+        access_lifetime=args.token_lifetime,
+        refresh_lifetime=args.refresh_lifetime,
+    )
+    board = FaultBoard(extra_stats=lambda: {"tokens_issued": idp.tokens_issued})
+    connections = _Connections()
+    protocol = tracking_protocol(connections)
+    admin_key = os.environ.get(ADMIN_KEY_ENV) or None
+    main_app = FaultMiddleware(
+        create_app(store, idp, board, sql_port=sql_port, admin_key=admin_key), board, connections
+    )
+    sql_app = FaultMiddleware(_sql_app(store), board, connections)
+    servers = [
+        _Server(
+            uvicorn.Config(app, http=protocol, lifespan="off", log_config=None, timeout_graceful_shutdown=2)
+        )
+        for app in (main_app, sql_app)
+    ]
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    tasks = [
+        asyncio.create_task(servers[0].serve(sockets=[main_sock])),
+        asyncio.create_task(servers[1].serve(sockets=[sql_sock])),
+    ]
+    demo = store.by_key("demo")
+    values = {
+        "PM_BASE_URL": base_url,
+        "PM_AUTH_URL": auth_url,
+        "PM_CLIENT_ID": demo.id,
+        "PM_CLIENT_SECRET": demo.secret,
+        "PM_JDBC_URL": f"jdbc:avatica:remote:url=http://{host}:{sql_port}/druid/v2/sql/avatica/",
+    }
+    env_written = False
+    try:
+        while not all(s.started for s in servers):
+            if any(t.done() for t in tasks):
+                raise RuntimeError("a sandbox server failed to start; see the log above")
+            await asyncio.sleep(0.02)
+        if args.env_file:
+            _write_env(args.env_file, values)
+            env_written = True
+        _banner(values, store, sql_port)
+        parent = os.environ.get(PARENT_ENV)
+        while not stop.is_set() and not any(t.done() for t in tasks):
+            if parent and os.getppid() != int(parent):
+                log.warning("parent process %s is gone: stopping", parent)
+                break
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=0.5)
+    finally:
+        for s in servers:
+            s.should_exit = True
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if env_written:
+            with contextlib.suppress(OSError):
+                args.env_file.unlink()
+        log.info("sandbox stopped")
+
+
+def _write_env(path: Path, values: dict[str, str]) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    tmp.write_text("".join(f"{k}={v}\n" for k, v in values.items()))
+    os.replace(tmp, path)
+
+
+def _banner(values: dict[str, str], store: Store, sql_port: int) -> None:
+    from .store import summarize
+
+    # A CLI's output, not logging: the user asked for the connection values (the sandbox's own demo secret).
+    lines = [f"{k}={v}" for k, v in values.items()]
+    lines.append(
+        f"# public API: {values['PM_BASE_URL']}/pub  (OpenAPI: {values['PM_BASE_URL']}/pub/openapi.json)"
+    )
+    lines.append(
+        f"# SQL port {sql_port}: Avatica {values['PM_JDBC_URL'].split('url=')[1]}  Druid SQL /druid/v2/sql"
+    )
+    lines.extend(f"# {line}" for line in summarize(store))
+    lines.append("# sandbox ready; stop with Ctrl+C")
+    print("\n".join(lines), flush=True)

@@ -1,0 +1,244 @@
+"""The sandbox's catalogue and data: workgroups, their projects, and one DuckDB database per workgroup.
+
+Isolation is by construction: each workgroup gets its *own* in-memory DuckDB holding only its own
+projects' tables (schema ``druid``) and lookups (schema ``lookup``), so no SQL a workgroup sends can
+name another workgroup's data. Once loaded, external access is switched off and the configuration
+locked, so a query cannot read files or lift those settings.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from . import DEFAULT_CASES, DEFAULT_SEED, datagen
+
+__all__ = ["DEFAULT_CASES", "ProjectRecord", "Store", "WorkgroupRecord", "build_store", "import_event_log"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ProjectRecord:
+    """A project of a workgroup: its id (UUID), metadata and the names of its Druid tables and lookups."""
+
+    id: str
+    name: str
+    description: str
+    created: str
+    tables: list[str] = field(default_factory=list)
+    lookups: list[str] = field(default_factory=list)
+    rows: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class WorkgroupRecord:
+    """A workgroup (= OAuth client): ``id`` is the client id, ``secret`` the client secret."""
+
+    id: str
+    name: str
+    secret: str = field(repr=False)
+    licensed: bool
+    projects: list[ProjectRecord] = field(default_factory=list)
+    created: str = "2024-01-15T09:00:00Z"
+    key: str = ""  # short handle used by the sandbox: "demo", "second", "unlicensed"
+
+    def project(self, project_id: str) -> ProjectRecord | None:
+        """This workgroup's project *project_id*, or ``None`` (also for another workgroup's project)."""
+        return next((p for p in self.projects if p.id == project_id), None)
+
+
+# (key, name, licensed, templates) of the workgroups every sandbox ships.
+_WORKGROUPS = (
+    ("demo", "Demo workgroup", True, ("p2p", "o2c")),
+    ("second", "Second workgroup", True, ("o2c", "p2p")),
+    ("unlicensed", "Unlicensed workgroup", False, ("p2p",)),
+)
+
+
+class Store:
+    """All workgroups of one sandbox process and their per-workgroup DuckDB databases."""
+
+    def __init__(self) -> None:
+        self._workgroups: dict[str, WorkgroupRecord] = {}
+        self._databases: dict[str, duckdb.DuckDBPyConnection] = {}
+        self._lock = threading.Lock()
+
+    # --- the contract used by the HTTP and SQL layers -------------------------------------------------
+    def authenticate(self, client_id: str, client_secret: str) -> WorkgroupRecord | None:
+        """The workgroup whose id and secret these are, else ``None``."""
+        wg = self._workgroups.get(client_id)
+        if wg is None or not hmac.compare_digest(wg.secret.encode(), (client_secret or "").encode()):
+            return None
+        return wg
+
+    def workgroup(self, client_id: str) -> WorkgroupRecord | None:
+        """The workgroup with this id (client id), else ``None``."""
+        return self._workgroups.get(client_id)
+
+    def workgroups(self) -> list[WorkgroupRecord]:
+        """Every workgroup, in creation order."""
+        return list(self._workgroups.values())
+
+    def by_key(self, key: str) -> WorkgroupRecord:
+        """The workgroup with short handle *key* (``"demo"``, ``"second"``, ``"unlicensed"``)."""
+        for wg in self._workgroups.values():
+            if wg.key == key:
+                return wg
+        raise KeyError(
+            f"no sandbox workgroup {key!r}; known: {', '.join(w.key for w in self._workgroups.values())}"
+        )
+
+    def database(self, client_id: str) -> duckdb.DuckDBPyConnection:
+        """The workgroup's own DuckDB connection; take ``.cursor()`` per thread or statement."""
+        try:
+            return self._databases[client_id]
+        except KeyError:
+            raise KeyError(f"no sandbox workgroup with id {client_id!r}") from None
+
+    # --- building -------------------------------------------------------------------------------------
+    def add_workgroup(self, wg: WorkgroupRecord) -> None:
+        """Register *wg* with an empty database (tables are added by :meth:`add_project`)."""
+        con = duckdb.connect(":memory:")
+        con.execute("SET enable_progress_bar = false")
+        con.execute("CREATE SCHEMA druid")
+        con.execute("CREATE SCHEMA lookup")
+        self._workgroups[wg.id] = wg
+        self._databases[wg.id] = con
+
+    def add_project(
+        self, client_id: str, record: ProjectRecord, data: datagen.ProjectTables
+    ) -> ProjectRecord:
+        """Load *data* (Arrow tables) into the workgroup's database and list *record* among its projects."""
+        con = self.database(client_id)
+        with self._lock:
+            for schema, tables in (("druid", data.tables), ("lookup", data.lookups)):
+                for name, table in tables.items():
+                    _load(con, schema, name, table)
+                    record.rows[name] = table.num_rows
+            record.tables = list(data.tables)
+            record.lookups = list(data.lookups)
+            self._workgroups[client_id].projects.append(record)
+        return record
+
+    def seal(self) -> None:
+        """Forbid file and network access from SQL and lock the settings, in every workgroup's database."""
+        for con in self._databases.values():
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
+
+    def close(self) -> None:
+        """Close every database."""
+        for con in self._databases.values():
+            con.close()
+        self._databases.clear()
+
+
+def _load(con: duckdb.DuckDBPyConnection, schema: str, name: str, table: pa.Table) -> None:
+    view = f"_arrow_{abs(hash(name))}"
+    con.register(view, table)
+    try:
+        quoted = '"' + name.replace('"', '""') + '"'
+        con.execute(f"CREATE TABLE {schema}.{quoted} AS SELECT * FROM {view}")
+    finally:
+        con.unregister(view)
+
+
+def workgroup_ids(seed: int, key: str) -> tuple[str, str]:
+    """The deterministic (client id, client secret) of workgroup *key* for *seed*."""
+    return datagen.stable_uuid(seed, "workgroup", key), datagen.stable_uuid(seed, "secret", key)
+
+
+def build_store(
+    *,
+    cases: int = DEFAULT_CASES,
+    seed: int = DEFAULT_SEED,
+    data_dir: str | Path | None = None,
+    seal: bool = True,
+) -> Store:
+    """Generate every workgroup and project (deterministic from *seed*) and import ``data_dir/*.csv``.
+
+    :param cases: cases per generated project (the unlicensed workgroup's project gets a quarter).
+    :param data_dir: a folder of CSV event logs; each becomes an extra project of the demo workgroup.
+    """
+    if cases < 1:
+        raise ValueError(f"cases must be at least 1 (got {cases})")
+    started = time.perf_counter()
+    store = Store()
+    for wg_no, (key, name, licensed, templates) in enumerate(_WORKGROUPS):
+        client_id, secret = workgroup_ids(seed, key)
+        wg = WorkgroupRecord(id=client_id, name=name, secret=secret, licensed=licensed, key=key)
+        store.add_workgroup(wg)
+        for proj_no, template_key in enumerate(templates):
+            template = datagen.TEMPLATES[template_key]
+            pid = datagen.stable_uuid(seed, "project", key, proj_no)
+            rng = np.random.default_rng([seed, wg_no, proj_no])
+            n = cases if licensed else max(1, cases // 4)
+            tag = "" if wg_no == 0 else str(wg_no)
+            log_ = datagen.simulate(template, n, rng, project_tag=tag)
+            record = ProjectRecord(
+                id=pid,
+                name=f"{template.name}" + ("" if wg_no == 0 else f" ({name})"),
+                description=template.description,
+                created=f"2024-0{2 + proj_no}-0{1 + wg_no}T10:00:00Z",
+            )
+            store.add_project(client_id, record, datagen.build_tables(log_, pid))
+    if data_dir is not None:
+        paths = sorted(Path(data_dir).glob("*.csv"))
+        if not Path(data_dir).is_dir():
+            raise ValueError(f"--data {data_dir}: not a folder of CSV event logs")
+        for path in paths:
+            import_event_log(store, path, seed=seed)
+    if seal:
+        store.seal()
+    log.info("sandbox data ready in %.1fs (%d cases per project)", time.perf_counter() - started, cases)
+    return store
+
+
+def import_event_log(
+    store: Store,
+    path: str | Path,
+    *,
+    workgroup: str = "demo",
+    name: str | None = None,
+    seed: int = DEFAULT_SEED,
+) -> ProjectRecord:
+    """Add the CSV event log at *path* as a new project of *workgroup* (a short handle or a client id).
+
+    The CSV needs a case id, an activity and a timestamp column (accepted headers:
+    :func:`pm_notebook.sandbox.datagen.read_event_log_csv`). Call before :meth:`Store.seal`.
+
+    :raises ValueError: naming the file and the missing or unreadable column.
+    """
+    wg = store.workgroup(workgroup) or store.by_key(workgroup)
+    path = Path(path)
+    event_log = datagen.read_event_log_csv(path)
+    pid = datagen.stable_uuid(seed, "import", wg.id, path.name)
+    if wg.project(pid) is not None:
+        raise ValueError(f"Event log {path} was already imported into workgroup {wg.name!r}.")
+    record = ProjectRecord(
+        id=pid,
+        name=name or path.stem,
+        description=f"Imported from {path.name}",
+        created="2024-06-01T10:00:00Z",
+    )
+    return store.add_project(wg.id, record, datagen.build_tables(event_log, pid))
+
+
+def summarize(store: Store) -> Iterable[str]:
+    """One line per project: workgroup, project and row counts (for the CLI banner)."""
+    for wg in store.workgroups():
+        for p in wg.projects:
+            rows = ", ".join(
+                f"{t.removeprefix(p.id) or 'cases'}={n}" for t, n in p.rows.items() if t in p.tables
+            )
+            yield f"{wg.key:<11} {p.id}  {p.name}  ({rows})"

@@ -1,0 +1,71 @@
+"""Shared fixtures: a real sandbox service on free 127.0.0.1 ports, and a clean ``PM_*`` environment.
+
+* ``sandbox`` (session): one started sandbox (``SANDBOX_CASES`` cases per project), log in the
+  session's tmp folder; faults are cleared after every test that used it.
+* ``sandbox_factory`` (function): ``sandbox_factory(**start_kwargs)`` starts extra sandboxes (e.g. with a
+  short ``token_lifetime``), all stopped at teardown.
+* ``sandbox_store`` (session): the same deterministic data built in-process (unsealed DuckDB per
+  workgroup), for computing expected values: ``sandbox_store.database(client_id)``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+SANDBOX_CASES = 300
+PM_ENV_KEYS = ("PM_BASE_URL", "PM_AUTH_URL", "PM_CLIENT_ID", "PM_CLIENT_SECRET", "PM_JDBC_URL")
+
+
+@pytest.fixture(autouse=True)
+def _clean_pm_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test sees the developer's own PM_* connection values."""
+    for key in PM_ENV_KEYS:
+        monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture(scope="session")
+def sandbox(tmp_path_factory: pytest.TempPathFactory):
+    """A running sandbox shared by the whole session."""
+    from pm_notebook.sandbox import start
+
+    log_path = tmp_path_factory.mktemp("sandbox") / "sandbox.log"
+    sb = start(cases=SANDBOX_CASES, log_path=log_path)
+    yield sb
+    sb.stop()
+
+
+@pytest.fixture(autouse=True)
+def _clear_sandbox_faults(request: pytest.FixtureRequest):
+    """Faults armed by a test never leak into the next one."""
+    yield
+    if "sandbox" in request.fixturenames:
+        request.getfixturevalue("sandbox").clear_faults()
+
+
+@pytest.fixture
+def sandbox_factory(tmp_path):
+    """Start extra sandboxes with custom options; each is stopped when the test ends."""
+    from pm_notebook.sandbox import start
+
+    started = []
+
+    def factory(**kwargs):
+        kwargs.setdefault("cases", SANDBOX_CASES)
+        kwargs.setdefault("log_path", tmp_path / f"sandbox-{len(started)}.log")
+        sb = start(**kwargs)
+        started.append(sb)
+        return sb
+
+    yield factory
+    for sb in started:
+        sb.stop()
+
+
+@pytest.fixture(scope="session")
+def sandbox_store():
+    """The fixture sandbox's data, rebuilt in-process from the same seed (for expected values)."""
+    from pm_notebook.sandbox.store import build_store
+
+    store = build_store(cases=SANDBOX_CASES, seal=False)
+    yield store
+    store.close()

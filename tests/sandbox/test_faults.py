@@ -1,0 +1,130 @@
+"""Fault switches and request counters of the sandbox, on both ports, over real HTTP."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import requests
+
+
+@pytest.fixture(scope="module")
+def bearer(sandbox) -> dict[str, str]:
+    wg = sandbox.workgroups["demo"]
+    r = requests.post(
+        f"{sandbox.auth_url}/protocol/openid-connect/token",
+        data={
+            "grant_type": "client_credentials",
+            "client_id": wg.client_id,
+            "client_secret": wg.client_secret,
+        },
+        timeout=10,
+    )
+    return {"Authorization": f"Bearer {r.json()['access_token']}"}
+
+
+def projects(sb, headers, **kw) -> requests.Response:
+    return requests.get(f"{sb.base_url}/pub/projects", headers=headers, timeout=kw.pop("timeout", 10), **kw)
+
+
+def test_status_fault_with_retry_after_then_recovers(sandbox, bearer):
+    sandbox.fault("/pub/projects", status=429, times=2, retry_after=3)
+    for _ in range(2):
+        r = projects(sandbox, bearer)
+        assert r.status_code == 429
+        assert r.headers["retry-after"] == "3"
+        assert r.json()["error"] == "sandbox_fault"
+    assert projects(sandbox, bearer).status_code == 200
+
+
+def test_401_fault_carries_a_bearer_challenge(sandbox, bearer):
+    sandbox.fault("/pub/", status=401)
+    r = projects(sandbox, bearer)
+    assert r.status_code == 401
+    assert 'error="invalid_token"' in r.headers["www-authenticate"]
+
+
+def test_fault_matches_only_its_prefix(sandbox, bearer):
+    sandbox.fault("/pub/datasources", status=503)
+    assert projects(sandbox, bearer).status_code == 200
+    pid = sandbox.workgroups["demo"].project_ids[0]
+    r = requests.get(f"{sandbox.base_url}/pub/datasources/{pid}", headers=bearer, timeout=10)
+    assert r.status_code == 503
+
+
+def test_delay_fault_slows_then_answers_normally(sandbox, bearer):
+    sandbox.fault("/pub/projects", status=None, delay=0.6)
+    t0 = time.monotonic()
+    r = projects(sandbox, bearer)
+    assert r.status_code == 200
+    assert time.monotonic() - t0 >= 0.55
+    sandbox.fault("/pub/projects", status=None, delay=2.0)
+    with pytest.raises(requests.Timeout):
+        projects(sandbox, bearer, timeout=0.5)
+
+
+def test_drop_fault_closes_the_connection_without_answer(sandbox, bearer):
+    sandbox.fault("/pub/projects", drop=True)
+    with pytest.raises(requests.ConnectionError):
+        projects(sandbox, bearer)
+    assert projects(sandbox, bearer).status_code == 200
+
+
+def test_faults_apply_on_the_sql_port(sandbox):
+    sandbox.fault("/druid/v2/sql", status=503, retry_after=1)
+    r = requests.post(f"{sandbox.sql_url}/druid/v2/sql", json={"query": "SELECT 1"}, timeout=10)
+    assert r.status_code == 503
+    assert r.headers["retry-after"] == "1"
+
+
+def test_token_endpoint_can_fail_too(sandbox):
+    sandbox.fault("/realms/", status=503)
+    wg = sandbox.workgroups["demo"]
+    r = requests.post(
+        f"{sandbox.auth_url}/protocol/openid-connect/token",
+        data={
+            "grant_type": "client_credentials",
+            "client_id": wg.client_id,
+            "client_secret": wg.client_secret,
+        },
+        timeout=10,
+    )
+    assert r.status_code == 503
+
+
+def test_clear_faults(sandbox, bearer):
+    sandbox.fault("/pub/projects", status=500, times=5)
+    assert sandbox.stats()["faults"][0]["times"] == 5
+    sandbox.clear_faults()
+    assert sandbox.stats()["faults"] == []
+    assert projects(sandbox, bearer).status_code == 200
+
+
+def test_request_counters_per_endpoint_and_reset(sandbox, bearer):
+    sandbox.reset_stats()
+    for _ in range(3):
+        projects(sandbox, bearer)
+    requests.post(f"{sandbox.sql_url}/druid/v2/sql", json={"query": "SELECT 1"}, timeout=10)
+    stats = sandbox.stats()
+    assert stats["requests"]["GET /pub/projects"] == 3
+    assert stats["requests"]["POST /druid/v2/sql"] == 1
+    assert not any(k.split()[1].startswith("/_sandbox") for k in stats["requests"])
+    sandbox.reset_stats()
+    assert sandbox.stats()["requests"] == {}
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"path_prefix": "pub"},
+        {"path_prefix": "/pub", "status": 42},
+        {"path_prefix": "/pub", "times": 0},
+        {"path_prefix": "/pub", "delay": -1},
+        {"path_prefix": "/pub", "colour": "red"},
+    ],
+)
+def test_bad_fault_specs_are_refused_clearly(sandbox, spec):
+    from pm_notebook.sandbox import SandboxError
+
+    with pytest.raises(SandboxError, match="400"):
+        sandbox.fault(**spec) if "colour" not in spec else sandbox._admin("POST", "/faults", spec)
