@@ -1,0 +1,73 @@
+"""Helpers for testing code that uses ``%pmsql`` — ours and our users'.
+
+:class:`TestingShell` is a real IPython shell that re-raises the error of a failed cell (so ``pytest.raises``
+works), keeps no history database (no "too many open files" across many shells) and records what cells
+display. IPython is imported only when the class is first used.
+
+>>> from pm_notebook.testing import TestingShell      # doctest: +SKIP
+>>> shell = TestingShell.create()                      # doctest: +SKIP
+>>> shell.run_cell("%pmsql SELECT 1 AS one")           # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["TestingShell"]  # noqa: F822 - built lazily by __getattr__
+
+
+@lru_cache(maxsize=1)
+def _testing_shell_class() -> type:
+    from IPython.core.displaypub import CapturingDisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    class TestingShell(InteractiveShell):
+        """An ``InteractiveShell`` for tests: cell errors are raised, displays are recorded.
+
+        :attr raise_errors: set to ``False`` to see what a user would see (IPython prints the error instead).
+        """
+
+        raise_errors = True
+        __test__ = False  # not a pytest test class, despite its name
+
+        @classmethod
+        def create(cls, *, load_extension: bool = True, **config: Any) -> TestingShell:
+            """A fresh shell, with ``%load_ext pm_notebook`` already run unless *load_extension* is false.
+
+            :param config: traitlets settings by class, e.g. ``PmSql={"autolimit": 10}``.
+            """
+            c = Config()
+            c.HistoryAccessor.enabled = False
+            for section, values in config.items():
+                c[section] = Config(values)
+            shell = cls(config=c)
+            shell.display_pub = CapturingDisplayPublisher(shell=shell)
+            if load_extension:
+                shell.run_line_magic("load_ext", "pm_notebook")
+            return shell
+
+        def run_cell(self, raw_cell: str, *args: Any, **kwargs: Any) -> Any:
+            result = super().run_cell(raw_cell, *args, **kwargs)
+            if self.raise_errors:
+                result.raise_error()
+            return result
+
+        @property
+        def displayed(self) -> list[dict]:
+            """Displays since :meth:`clear_displayed`: dicts with ``data``, ``transient``, ``update``."""
+            return self.display_pub.outputs
+
+        def clear_displayed(self) -> None:
+            """Forget the recorded displays."""
+            self.display_pub.outputs.clear()
+
+    TestingShell.__module__ = __name__
+    return TestingShell
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TestingShell":
+        return _testing_shell_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,89 @@
+"""Result view, footer, error text and progress line, without IPython or a server."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pandas as pd
+
+from pm_notebook._magic_display import Footer, ProgressLine, ResultView, format_error, mark_position
+from pm_notebook.errors import NotFound, QueryCancelled, QueryError
+
+
+def test_footer_counts_time_transport_and_truncation():
+    frame = pd.DataFrame({"a": range(30), "b": ["x"] * 30})
+    view = ResultView(frame, Footer(rows=30, columns=2, elapsed=0.5, transport="avatica", limit=30),
+                      displaylimit=10)
+    html = view._repr_html_()
+    assert html.count("<tr") == 11  # header + 10 rows
+    assert "30 rows × 2 columns · 0.50 s · via avatica" in html
+    assert "Showing the first 10 rows" in html and "Stopped at the row limit (30)" in html
+    text = repr(view)
+    assert "30 rows × 2 columns" in text and len(view.frame) == 30
+
+
+def test_small_result_is_not_marked_truncated():
+    frame = pd.DataFrame({"a": [1]})
+    text = repr(ResultView(frame, Footer(rows=1, columns=1, elapsed=0.01), displaylimit=10))
+    assert "1 row × 1 column · 0.01 s" in text and "Showing" not in text
+
+
+def test_query_error_marks_the_offending_line():
+    sql = "SELECT caseid,\n       durationn\nFROM t"
+    err = QueryError("Query failed", server_message="Column 'durationn' not found in any table",
+                     position=(2, 8), sqlstate="42000", hint="Check the column name.")
+    text = format_error(err, sql=sql)
+    assert "Query failed: Column 'durationn' not found in any table (SQLSTATE 42000)" in text
+    assert "at line 2, column 8 of the query:\n    2 |        durationn\n      |        ^" in text
+    assert "Hint: Check the column name." in text
+    assert "Traceback" not in text and "java." not in text
+
+
+def test_position_parsed_from_calcite_message_and_offsets_applied():
+    message = "From line 1, column 25 to line 1, column 27: Object 'nope' not found"
+    err = QueryError("x", server_message=message)
+    text = format_error(err, sql="SELECT * FROM nope", column_offset=len("EXPLAIN PLAN FOR "))
+    assert mark_position("SELECT * FROM nope", 1, 8) in text
+
+
+def test_other_errors_and_cancellation():
+    assert format_error(NotFound("No project p", hint="List them")).startswith("NotFound: No project p")
+    assert "cancelled" in format_error(QueryCancelled("stopped"))
+    assert "cancelled" in format_error(KeyboardInterrupt())
+
+
+def test_mark_position_out_of_range_is_empty():
+    assert mark_position("SELECT 1", 3, 1) == ""
+
+
+def test_progress_line_appears_only_after_delay_and_clears():
+    shown: list[str] = []
+    lock = threading.Lock()
+
+    def show(text):
+        with lock:
+            shown.append(text)
+
+    fast = ProgressLine(show, delay=10)
+    fast.rows(5)
+    fast.stop()
+    assert shown == []
+
+    slow = ProgressLine(show, delay=0.0, interval=0.02)
+    slow.rows(1234)
+    time.sleep(0.1)
+    slow.stop()
+    assert any("1,234 rows fetched" in s and s.startswith("Running… ") for s in shown)
+    assert shown[-1] == ""
+    assert not slow._ticker.is_alive()
+
+
+def test_without_server_position_the_quoted_name_is_located():
+    sql = 'SELECT caseid,\n  nope\nFROM "p-1"'
+    err = QueryError("x", server_message='Binder Error: Referenced column "nope" not found', sqlstate="00000")
+    text = format_error(err, sql=sql)
+    assert "near line 2, column 3 of the query:\n    2 |   nope\n      |   ^" in text
+    assert "SQLSTATE" not in text
+    lost = QueryError("x", server_message="Object 'elsewhere' not found")
+    assert "line" not in format_error(lost, sql=sql)

@@ -1,0 +1,373 @@
+"""``%pmsql`` / ``%%pmsql`` in a real IPython shell against the sandbox (HTTP + SQL ports)."""
+
+from __future__ import annotations
+
+import _thread
+import threading
+import time
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from IPython.core.error import UsageError
+
+from pm_notebook import QueryError, _context
+from pm_notebook.testing import TestingShell
+
+from .conftest import displayed
+
+
+def _count(sandbox, sandbox_store, sql: str) -> int:
+    """An expected value computed in-process on the same deterministic data (DuckDB, schema ``druid``)."""
+    db = sandbox_store.database(sandbox.workgroups["demo"].client_id)
+    return db.cursor().execute(sql).fetchone()[0]
+
+
+# --- results, display, capture ---------------------------------------------------------------------------
+def test_cell_displays_table_and_footer(pshell, project, sandbox, sandbox_store):
+    n = _count(sandbox, sandbox_store, f'SELECT COUNT(*) FROM druid."{project.id}"')
+    pshell.run_cell("%config PmSql.displaylimit = 5")
+    pshell.run_cell("%%pmsql\nSELECT caseid, duration FROM {cases} ORDER BY caseid")
+    (out,) = pshell.displayed
+    html = out["data"]["text/html"]
+    assert html.count("<tr") == 6  # header + displaylimit rows
+    assert f"{n:,} rows × 2 columns" in html
+    assert " s · via " in html
+    assert "Showing the first 5 rows" in html
+
+
+def test_capture_with_output_and_no_display(pshell, conn, project):
+    sql = f'SELECT caseid, duration, __time FROM "{project.id}" ORDER BY caseid LIMIT 25'
+    pshell.run_cell(f"%%pmsql -o df --no-display\n{sql}")
+    assert pshell.displayed == []
+    pd.testing.assert_frame_equal(pshell.user_ns["df"], conn.query(sql))
+
+
+def test_capture_with_output_still_displays(pshell):
+    pshell.run_cell("%%pmsql -o small\nSELECT caseid FROM {cases} ORDER BY caseid LIMIT 3")
+    assert len(pshell.user_ns["small"]) == 3
+    assert "3 rows × 1 column" in displayed(pshell)[0]
+
+
+def test_line_form_returns_the_dataframe(pshell, project, sandbox, sandbox_store):
+    expected = _count(sandbox, sandbox_store, f'SELECT COUNT(*) FROM druid."{project.id}_vertex"')
+    pshell.run_cell("df = %pmsql SELECT COUNT(*) AS n FROM {vertex}")
+    df = pshell.user_ns["df"]
+    assert isinstance(df, pd.DataFrame)
+    assert int(df["n"].iloc[0]) == expected
+    assert pshell.displayed == []  # the line form shows nothing itself: Out[] does
+
+
+def test_empty_result_keeps_its_columns(pshell):
+    pshell.run_cell("%%pmsql -o none\nSELECT caseid, duration FROM {cases} WHERE 1 = 0")
+    assert list(pshell.user_ns["none"].columns) == ["caseid", "duration"]
+    assert len(pshell.user_ns["none"]) == 0
+    assert "0 rows × 2 columns" in displayed(pshell)[0]
+
+
+def test_bare_line_shows_connection_and_project(pshell, sandbox, project):
+    pshell.run_cell("%pmsql")
+    shown = displayed(pshell)[0]
+    assert f"Connected to {sandbox.base_url}" in shown
+    assert f'{{vertex}} = "{project.id}_vertex"' in shown
+
+
+def test_trailing_semicolon_is_accepted(pshell):
+    pshell.run_cell("got = %pmsql SELECT COUNT(*) AS n FROM {cases};")
+    assert int(pshell.user_ns["got"]["n"].iloc[0]) > 0
+
+
+# --- templating and binding ------------------------------------------------------------------------------
+def test_identifier_from_python_variable_is_quoted(shell, project, sandbox, sandbox_store):
+    shell.user_ns["tbl"] = f"{project.id}_edge"
+    expected = _count(sandbox, sandbox_store, f'SELECT COUNT(*) FROM druid."{project.id}_edge"')
+    shell.run_cell("r = %pmsql SELECT COUNT(*) AS n FROM {tbl}")
+    assert int(shell.user_ns["r"]["n"].iloc[0]) == expected
+
+
+@pytest.mark.parametrize("transport", ["druid", "avatica"])
+def test_value_with_quotes_and_keywords_is_bound_not_pasted(pshell, transport):
+    evil = "x' OR '1'='1'; DROP TABLE cases; -- \"{cases}\" :other"
+    pshell.user_ns["evil"] = evil
+    pshell.run_cell(f"%%pmsql -o echo --no-display --transport {transport}\nSELECT :evil AS v")
+    assert pshell.user_ns["echo"]["v"].iloc[0] == evil
+    pshell.run_cell(f"%%pmsql -o hits --no-display --transport {transport}\n"
+                    "SELECT COUNT(*) AS n FROM {cases} WHERE caseid = :evil")
+    assert int(pshell.user_ns["hits"]["n"].iloc[0]) == 0
+
+
+def test_list_value_expands_for_in(pshell, project, sandbox, sandbox_store):
+    db = sandbox_store.database(sandbox.workgroups["demo"].client_id)
+    ids = [r[0] for r in db.cursor().execute(
+        f'SELECT caseid FROM druid."{project.id}" ORDER BY caseid LIMIT 3').fetchall()]
+    pshell.user_ns["ids"] = ids
+    pshell.user_ns["minimum"] = 0
+    pshell.run_cell("%%pmsql -o got --no-display\n"
+                    "SELECT caseid FROM {cases} WHERE caseid IN (:ids) AND duration >= :minimum\n"
+                    "ORDER BY caseid")
+    assert pshell.user_ns["got"]["caseid"].tolist() == ids
+
+
+def test_ipython_does_not_expand_braces_in_the_line(pshell):
+    pshell.user_ns["cases"] = "not a table"  # the shortcut wins; IPython must not paste this in
+    pshell.run_cell("got = %pmsql SELECT COUNT(*) AS n FROM {cases}")
+    assert int(pshell.user_ns["got"]["n"].iloc[0]) > 0
+
+
+def test_unknown_template_name_is_a_short_error(shell):
+    with pytest.raises(UsageError, match=r"\{nope\} \(line 1, column 15\): no Python variable named 'nope'"):
+        shell.run_cell("%pmsql SELECT * FROM {nope}")
+
+
+# --- project shortcuts -----------------------------------------------------------------------------------
+def test_project_by_id_and_all_three_shortcuts(shell, conn):
+    second = conn.projects()[1]
+    shell.run_cell(f"%pmsql --project {second.id}")
+    assert f"Project {second.name!r} ({second.id})" in displayed(shell)[0]
+    for kind, suffix in (("cases", ""), ("vertex", "_vertex"), ("edge", "_edge")):
+        shell.run_cell(f"got = %pmsql SELECT COUNT(*) AS n FROM {{{kind}}}")
+        direct = conn.query(f'SELECT COUNT(*) AS n FROM "{second.id}{suffix}"')
+        assert int(shell.user_ns["got"]["n"].iloc[0]) == int(direct["n"].iloc[0])
+
+
+def test_project_name_is_case_insensitive_and_unknown_names_list_choices(shell, project):
+    shell.run_cell(f'%pmsql --project "{project.name.upper()}"')
+    with pytest.raises(UsageError) as info:
+        shell.run_cell("%pmsql --project nonexistent")
+    assert "No project named or with id 'nonexistent'" in str(info.value)
+    assert project.name in str(info.value)
+
+
+def test_shortcut_without_project_explains_what_to_do(shell):
+    with pytest.raises(UsageError, match="choose a project with %pmsql --project"):
+        shell.run_cell("%pmsql SELECT * FROM {vertex}")
+
+
+# --- options ---------------------------------------------------------------------------------------------
+def test_autolimit_config_and_limit_option(pshell, project, sandbox, sandbox_store):
+    n = _count(sandbox, sandbox_store, f'SELECT COUNT(*) FROM druid."{project.id}"')
+    pshell.run_cell("%config PmSql.autolimit = 7")
+    pshell.run_cell("%%pmsql -o a\nSELECT caseid FROM {cases}")
+    assert len(pshell.user_ns["a"]) == 7
+    assert "Stopped at the row limit (7)" in displayed(pshell)[-1]
+    pshell.run_cell("b = %pmsql --limit 0 SELECT caseid FROM {cases}")
+    assert len(pshell.user_ns["b"]) == n
+    pshell.run_cell("c = %pmsql --limit 3 SELECT caseid FROM {cases}")
+    assert len(pshell.user_ns["c"]) == 3
+
+
+def test_limit_equal_to_size_is_not_reported_as_cut(pshell):
+    pshell.run_cell("%%pmsql -o a --limit 4\nSELECT caseid FROM {cases} ORDER BY caseid LIMIT 4")
+    assert len(pshell.user_ns["a"]) == 4
+    assert "Stopped" not in displayed(pshell)[-1]
+
+
+@pytest.mark.parametrize("transport", ["druid", "avatica", pytest.param("jdbc", marks=pytest.mark.jdbc)])
+def test_transport_option_and_config(pshell, conn, project, transport):
+    sql = f'SELECT caseid, duration FROM "{project.id}" ORDER BY caseid LIMIT 10'
+    pshell.run_cell(f"%%pmsql -o df --transport {transport}\n{sql}")
+    pd.testing.assert_frame_equal(pshell.user_ns["df"], conn.query(sql, transport=transport))
+    assert f"via {transport}" in displayed(pshell)[-1]
+    pshell.run_cell(f"%config PmSql.transport = '{transport}'")
+    pshell.run_cell(f"%%pmsql\n{sql}")
+    assert f"via {transport}" in displayed(pshell)[-1]
+
+
+def test_chunks_stream_dataframes(pshell, project, sandbox, sandbox_store):
+    n = _count(sandbox, sandbox_store, f'SELECT COUNT(*) FROM druid."{project.id}"')
+    pshell.run_cell("%%pmsql --chunks 40 -o parts\nSELECT caseid FROM {cases}")
+    sizes = [len(part) for part in pshell.user_ns["parts"]]
+    assert sum(sizes) == n and max(sizes) <= 40 and len(sizes) >= n // 40
+    assert "parts streams the result" in displayed(pshell)[0]
+    with pytest.raises(UsageError, match="keep it with -o NAME"):
+        pshell.run_cell("%%pmsql --chunks 40\nSELECT 1")
+    pshell.run_cell("it = %pmsql --chunks 1000 SELECT caseid FROM {cases}")
+    assert sum(len(part) for part in pshell.user_ns["it"]) == n
+
+
+def test_to_parquet_writes_every_row(pshell, project, sandbox, sandbox_store, tmp_path):
+    n = _count(sandbox, sandbox_store, f'SELECT COUNT(*) FROM druid."{project.id}_vertex"')
+    path = tmp_path / "vertex out.parquet"
+    pshell.run_cell(f"%%pmsql --to-parquet '{path}'\nSELECT * FROM {{vertex}}")
+    assert pq.read_metadata(path).num_rows == n
+    assert f"Wrote {n:,} rows to {path}" in displayed(pshell)[0]
+
+
+def test_explain_shows_the_plan(pshell):
+    pshell.run_cell("%%pmsql --explain -o plan\nSELECT COUNT(*) FROM {cases}")
+    shown = displayed(pshell)[0]
+    assert shown.strip()
+    assert shown.rstrip() == "\n".join(str(v) for v in pshell.user_ns["plan"].iloc[:, 0]).rstrip()
+
+
+def test_tables_listing(shell, conn, project):
+    shell.run_cell("everything = %pmsql --tables")
+    expected = {t.name for p in conn.projects() for t in conn.tables(p)}
+    assert set(shell.user_ns["everything"]["table"]) == expected
+    shell.run_cell(f"%pmsql --project {project.id}")
+    shell.run_cell("mine = %pmsql --tables")
+    got = shell.user_ns["mine"]
+    assert set(got["kind"]) == {"cases", "vertex", "edge"}
+    assert set(got["project_id"]) == {project.id}
+
+
+def test_columns_listing(pshell, conn, project):
+    pshell.run_cell("cols = %pmsql --columns vertex")
+    cols = pshell.user_ns["cols"]
+    expected = conn.columns(f"{project.id}_vertex")
+    assert cols["name"].tolist() == [c.name for c in expected]
+    assert "vertex_name" in set(cols["name"])
+    pshell.run_cell(f'%pmsql --columns "{project.id}_edge" -o edge_columns')
+    n = len(conn.columns(f"{project.id}_edge"))
+    assert f"{n} rows × 4 columns" in displayed(pshell)[-1]
+
+
+def test_verbose_shows_sql_and_raises_the_real_error(pshell):
+    pshell.user_ns["v"] = 5
+    pshell.run_cell("%%pmsql -v --no-display -o x\nSELECT :v AS v")
+    shown = displayed(pshell)[0]
+    assert "parameters: :v" in shown and "SELECT ? AS v" in shown
+    with pytest.raises(QueryError):
+        pshell.run_cell("%%pmsql --verbose\nSELECT no_such_column FROM {cases}")
+
+
+def test_help(shell):
+    shell.run_cell("%pmsql --help")
+    assert "--to-parquet PATH" in displayed(shell)[0]
+
+
+# --- errors ----------------------------------------------------------------------------------------------
+def test_sql_error_shows_server_message_and_marks_the_line(pshell):
+    with pytest.raises(UsageError) as info:
+        pshell.run_cell("%%pmsql\nSELECT caseid,\n       no_such_column\nFROM {cases}")
+    text = str(info.value)
+    assert text.startswith("Query failed: ")
+    assert "no_such_column" in text
+    assert "2 |        no_such_column" in text
+    assert "Traceback" not in text and "java." not in text and "at org." not in text
+
+
+def test_user_sees_no_traceback(pshell, capsys):
+    pshell.raise_errors = False
+    result = pshell.run_cell("%%pmsql\nSELEC 1")
+    assert isinstance(result.error_in_exec, UsageError)
+    err = capsys.readouterr()
+    shown = err.out + err.err
+    assert "UsageError: Query failed" in shown
+    assert "Traceback" not in shown
+
+
+def test_service_errors_become_short_messages(shell, sandbox):
+    sandbox.fault("/pub/projects", status=404, times=5)
+    with pytest.raises(UsageError) as info:
+        shell.run_cell("%pmsql --tables")
+    assert str(info.value).startswith("NotFound: ")
+    assert "--verbose" in str(info.value)
+
+
+# --- connection ------------------------------------------------------------------------------------------
+def test_connects_from_environment_when_nothing_is_current(bare_shell, sandbox, monkeypatch):
+    for key, value in sandbox.env.items():
+        monkeypatch.setenv(key, value)
+    bare_shell.run_cell("one = %pmsql SELECT 1 AS one")
+    assert int(bare_shell.user_ns["one"]["one"].iloc[0]) == 1
+    conn = _context.get_current()
+    assert conn is not None and conn.settings.base_url.startswith(sandbox.base_url)
+
+
+def test_connect_with_env_file_replaces_own_connection(bare_shell, sandbox, monkeypatch):
+    for key, value in sandbox.env.items():
+        monkeypatch.setenv(key, value)
+    bare_shell.run_cell("%pmsql --connect")
+    first = _context.get_current()
+    bare_shell.run_cell(f"%pmsql --env-file '{sandbox.env_file}'")
+    second = _context.get_current()
+    assert second is not first and first.closed
+    assert "Connected to" in displayed(bare_shell)[-1]
+    with pytest.raises(UsageError, match="no such file"):
+        bare_shell.run_cell("%pmsql --env-file /nonexistent/.env")
+
+
+def test_connection_variable_must_be_a_connection(bare_shell):
+    bare_shell.user_ns["c"] = 42
+    with pytest.raises(UsageError, match="expected a pm_notebook Connection, got a int"):
+        bare_shell.run_cell("%pmsql --connection c")
+
+
+def test_secret_never_shown(bare_shell, sandbox, monkeypatch, capsys):
+    for key, value in sandbox.env.items():
+        monkeypatch.setenv(key, value)
+    bare_shell.run_cell("%pmsql -v --connect")
+    bare_shell.raise_errors = False
+    bare_shell.run_cell("%pmsql -v SELECT nope")
+    secret = sandbox.env["PM_CLIENT_SECRET"]
+    everything = "".join(displayed(bare_shell)) + "".join(capsys.readouterr())
+    assert secret not in everything
+
+
+# --- progress and interrupt ------------------------------------------------------------------------------
+def test_progress_line_for_slow_query_then_cleared(pshell, sandbox):
+    pshell.run_cell("%config PmSql.progress_delay = 0.1")
+    sandbox.fault("/druid/v2/sql", status=None, delay=1.0)
+    pshell.run_cell("%%pmsql --transport druid -o r --no-display\nSELECT caseid FROM {cases} LIMIT 5")
+    updates = [o for o in pshell.displayed if o["transient"]]
+    texts = [o["data"]["text/plain"] for o in updates]
+    assert any(t.startswith("Running… ") and "rows fetched" in t for t in texts)
+    assert texts[-1] == "" and updates[-1]["update"]
+    assert len({o["transient"]["display_id"] for o in updates}) == 1
+    assert len(pshell.user_ns["r"]) == 5
+
+
+@pytest.mark.parametrize("transport", ["druid", "avatica", pytest.param("jdbc", marks=pytest.mark.jdbc)])
+def test_interrupt_cancels_the_query_on_the_server(pshell, sandbox, transport):
+    sandbox.fault("/druid/v2/sql", status=None, delay=8.0, times=1)
+    sandbox.reset_stats()
+    # what a kernel interrupt does: SIGINT trips Python's handler, the main thread raises KeyboardInterrupt
+    timer = threading.Timer(0.7, _thread.interrupt_main)
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(UsageError, match="Query cancelled"):
+            pshell.run_cell(f"%%pmsql --transport {transport}\nSELECT COUNT(*) FROM {{cases}}")
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 6.0
+    requests = sandbox.stats()["requests"]
+    if transport == "druid":
+        assert any(k.startswith("DELETE /druid/v2/sql/") for k in requests), requests
+    # the connection is still usable afterwards
+    pshell.run_cell(f"one = %pmsql --transport {transport} SELECT 1 AS one")
+    assert int(pshell.user_ns["one"]["one"].iloc[0]) == 1
+
+
+# --- completion ------------------------------------------------------------------------------------------
+def _completions(shell, text: str) -> set[str]:
+    from IPython.core.completer import provisionalcompleter
+
+    shell.Completer.use_jedi = False
+    with provisionalcompleter():
+        return {c.text for c in shell.Completer.completions(text, len(text))}
+
+
+def test_tab_completion_in_cells(pshell, project):
+    assert "cases" in _completions(pshell, "%%pmsql\nSELECT * FROM {ca")
+    assert "duration" in _completions(pshell, "%%pmsql -o x\nSELECT dur")
+    assert "vertex_name" in _completions(pshell, "%%pmsql\nSELECT vertex_n")
+    assert f"{project.id}_vertex" in _completions(pshell, f'%pmsql SELECT * FROM "{project.id[:6]}')
+    assert "--to-parquet" in _completions(pshell, "%pmsql --to-p")
+    assert "duration" not in _completions(pshell, "x = dur")  # outside %pmsql nothing is added
+
+
+def test_reload_ext_keeps_one_magic_and_one_matcher(shell):
+    shell.run_line_magic("reload_ext", "pm_notebook")
+    from pm_notebook.magic import PmSql
+
+    assert sum(isinstance(c, PmSql) for c in shell.configurables) == 1
+    ids = [getattr(m, "matcher_identifier", None) for m in shell.Completer.custom_matchers]
+    assert ids.count("pm_notebook.pmsql") == 1
+
+
+def test_testing_shell_without_extension():
+    sh = TestingShell.create(load_extension=False)
+    with pytest.raises(UsageError):
+        sh.run_cell("%pmsql SELECT 1")
