@@ -55,6 +55,7 @@ __all__ = [
     "__version__",
     "connect",
     "load_ipython_extension",
+    "unload_ipython_extension",
 ]
 
 for _name in _errors.__all__:
@@ -68,3 +69,10 @@ def load_ipython_extension(ipython) -> None:  # pragma: no cover - exercised thr
     from .magic import load_ipython_extension as _load
 
     _load(ipython)
+
+
+def unload_ipython_extension(ipython) -> None:  # pragma: no cover - exercised through IPython
+    """``%unload_ext pm_notebook``: removes the magics again."""
+    from .magic import unload_ipython_extension as _unload
+
+    _unload(ipython)
