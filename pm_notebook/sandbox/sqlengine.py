@@ -1,0 +1,408 @@
+"""Runs translated Druid SQL on a workgroup's DuckDB and hands back Arrow results with Druid types.
+
+:class:`SqlEngine` is shared by both protocols of the SQL port. For each statement it translates
+(:mod:`dialect`, cached), runs the query on a fresh cursor of the caller's own database under a timer
+that interrupts DuckDB at the deadline, enforces the row cap while reading Arrow batches, and
+normalises the columns to Druid's types (integers → BIGINT, decimals → DOUBLE, timestamps → ms, ...).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .dialect import Translated, duckdb_to_druid, translate
+from .guard import META_SCHEMA, Catalog
+from .sqlerrors import SqlError
+
+__all__ = ["Column", "QueryResult", "SqlEngine", "SqlOptions"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SqlOptions:
+    """Limits and defaults of the SQL port (all configurable; defaults follow Druid where it has one).
+
+    :param query_timeout: seconds a statement may run before it is interrupted.
+    :param max_rows: most rows one result may hold; larger results fail with a clear error.
+    :param max_statements_per_connection: open Avatica statements per connection (Druid: 4).
+    :param max_connections: open Avatica connections in total (Druid: 25).
+    :param connection_idle_timeout: seconds of silence after which an Avatica connection is closed.
+    :param statement_idle_timeout: seconds after which an untouched Avatica result is dropped.
+    :param max_rows_per_frame: largest Avatica frame (Druid: 5000).
+    :param min_rows_per_frame: smallest Avatica frame, whatever the client asks (Druid: 100).
+    :param max_concurrent_queries: statements running at once per workgroup (others wait their turn).
+    """
+
+    query_timeout: float = 60.0
+    max_rows: int = 5_000_000
+    max_statements_per_connection: int = 4
+    max_connections: int = 25
+    connection_idle_timeout: float = 300.0
+    statement_idle_timeout: float = 300.0
+    max_rows_per_frame: int = 5000
+    min_rows_per_frame: int = 100
+    max_concurrent_queries: int = 8
+
+
+@dataclass(frozen=True)
+class Column:
+    """One result column: name, Druid SQL type, and the element type of an ARRAY."""
+
+    name: str
+    type: str  # TIMESTAMP, BIGINT, DOUBLE, FLOAT, VARCHAR, BOOLEAN, DATE, ARRAY, OTHER
+    component: str | None = None
+    nullable: bool = True
+
+    @property
+    def native_type(self) -> str:
+        """Druid's native type name (``typesHeader``)."""
+        if self.type == "ARRAY":
+            return f"ARRAY<{_NATIVE.get(self.component or 'VARCHAR', 'STRING')}>"
+        return _NATIVE.get(self.type, "COMPLEX<json>")
+
+    @property
+    def sql_type(self) -> str:
+        """Druid's SQL type name (``sqlTypesHeader``)."""
+        return f"ARRAY<{self.component}>" if self.type == "ARRAY" else self.type
+
+
+_NATIVE = {
+    "TIMESTAMP": "LONG",
+    "BIGINT": "LONG",
+    "DOUBLE": "DOUBLE",
+    "FLOAT": "FLOAT",
+    "VARCHAR": "STRING",
+    "BOOLEAN": "LONG",
+    "DATE": "LONG",
+}
+
+
+@dataclass
+class QueryResult:
+    """A finished query: its columns and all its rows as one normalised Arrow table."""
+
+    columns: list[Column]
+    table: pa.Table
+    query_id: str = ""
+    elapsed: float = 0.0
+
+
+@dataclass
+class _Workgroup:
+    catalog: Catalog
+    gate: threading.BoundedSemaphore
+    translations: OrderedDict = field(default_factory=OrderedDict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class SqlEngine:
+    """Druid SQL over the store's per-workgroup DuckDB databases (thread-safe)."""
+
+    def __init__(self, store: object, options: SqlOptions | None = None) -> None:
+        self.store = store
+        self.options = options or SqlOptions()
+        self._workgroups: dict[str, _Workgroup] = {}
+        self._lock = threading.Lock()
+
+    # --- catalogue ----------------------------------------------------------------------------------
+    def _database(self, client_id: str) -> duckdb.DuckDBPyConnection:
+        try:
+            return self.store.database(client_id)  # type: ignore[attr-defined]
+        except KeyError:
+            raise SqlError("Unauthorized: unknown workgroup.", "unauthorized") from None
+
+    def _workgroup(self, client_id: str) -> _Workgroup:
+        wg = self._workgroups.get(client_id)
+        if wg is not None:
+            return wg
+        with self._lock:
+            wg = self._workgroups.get(client_id)
+            if wg is None:
+                db = self._database(client_id)
+                _install_metadata(db)
+                wg = _Workgroup(
+                    catalog=_read_catalog(db),
+                    gate=threading.BoundedSemaphore(self.options.max_concurrent_queries),
+                )
+                self._workgroups[client_id] = wg
+        return wg
+
+    def catalog(self, client_id: str) -> Catalog:
+        """The workgroup's tables and lookups."""
+        return self._workgroup(client_id).catalog
+
+    def translate(self, client_id: str, sql: str) -> Translated:
+        """Translate *sql* for the workgroup (cached per workgroup, LRU of 256 statements)."""
+        wg = self._workgroup(client_id)
+        with wg.lock:
+            hit = wg.translations.get(sql)
+            if hit is not None:
+                wg.translations.move_to_end(sql)
+                return hit
+        translated = translate(sql, wg.catalog)
+        with wg.lock:
+            wg.translations[sql] = translated
+            if len(wg.translations) > 256:
+                wg.translations.popitem(last=False)
+        return translated
+
+    # --- running ------------------------------------------------------------------------------------
+    def describe(self, client_id: str, sql: str) -> tuple[Translated, list[Column]]:
+        """The result columns of *sql* without running it (parameters bound to NULL, no rows read)."""
+        translated = self.translate(client_id, sql)
+        if translated.explain:
+            return translated, _EXPLAIN_COLUMNS
+        cur = self._database(client_id).cursor()
+        try:
+            rel = cur.sql(translated.sql, params=translated.bind([None] * translated.param_count))
+            return translated, [_column(n, str(t)) for n, t in zip(rel.columns, rel.types, strict=True)]
+        except duckdb.Error as e:
+            raise _engine_error(e, sql) from None
+        finally:
+            cur.close()
+
+    def execute(
+        self,
+        client_id: str,
+        sql: str,
+        params: list | None = None,
+        *,
+        timeout: float | None = None,
+        max_rows: int | None = None,
+    ) -> QueryResult:
+        """Run *sql* with *params* (one value per ``?``) and return all rows.
+
+        :param timeout: seconds (capped by ``options.query_timeout``).
+        :param max_rows: stop after this many rows (a client's ``maxRowCount``); the row cap still applies.
+        :raises SqlError: refused, invalid, timed out or over the row cap.
+        """
+        translated = self.translate(client_id, sql)
+        wg = self._workgroup(client_id)
+        limit = self.options.query_timeout if timeout is None else min(timeout, self.options.query_timeout)
+        started = time.monotonic()
+        if not wg.gate.acquire(timeout=limit):
+            raise SqlError("Too many queries are running for this workgroup; try again shortly.", "capacity")
+        try:
+            remaining = max(0.001, limit - (time.monotonic() - started))
+            return self._run(client_id, sql, translated, list(params or []), remaining, max_rows, started)
+        finally:
+            wg.gate.release()
+
+    def _run(
+        self,
+        client_id: str,
+        sql: str,
+        translated: Translated,
+        params: list,
+        timeout: float,
+        max_rows: int | None,
+        started: float,
+    ) -> QueryResult:
+        cur = self._database(client_id).cursor()
+        timed_out = threading.Event()
+
+        def interrupt() -> None:
+            timed_out.set()
+            cur.interrupt()
+
+        timer = threading.Timer(timeout, interrupt)
+        timer.daemon = True
+        timer.start()
+        try:
+            bound = translated.bind(params)
+            if translated.explain:
+                return self._explain(cur, translated, bound)
+            rel = cur.sql(translated.sql, params=bound)
+            columns = [_column(n, str(t)) for n, t in zip(rel.columns, rel.types, strict=True)]
+            cap = self.options.max_rows
+            want = cap + 1 if max_rows is None or max_rows < 0 else min(max_rows, cap + 1)
+            batches, n = [], 0
+            reader = rel.to_arrow_reader(batch_size=65536)
+            for batch in reader:
+                if n + batch.num_rows >= want:
+                    batches.append(batch.slice(0, want - n))
+                    n = want
+                    break
+                batches.append(batch)
+                n += batch.num_rows
+            reader.close()
+            if n > cap:
+                raise SqlError(
+                    f"The result has more than {cap:,} rows, the row cap of this endpoint: aggregate, "
+                    "filter or add a LIMIT.",
+                    "capacity",
+                )
+            table = (
+                pa.Table.from_batches(batches, schema=reader.schema)
+                if batches
+                else reader.schema.empty_table()
+            )
+            return QueryResult(columns, _normalise(table, columns), elapsed=time.monotonic() - started)
+        except duckdb.Error as e:
+            if timed_out.is_set():
+                raise SqlError(
+                    f"Query timeout: the statement ran longer than {timeout:g} s and was cancelled.",
+                    "timeout",
+                ) from None
+            raise _engine_error(e, sql) from None
+        finally:
+            timer.cancel()
+            cur.close()
+
+    def _explain(self, cur: duckdb.DuckDBPyConnection, translated: Translated, bound: dict) -> QueryResult:
+        import orjson
+
+        rows = cur.execute("EXPLAIN " + translated.sql, bound).fetchall()
+        plan = "\n".join(str(r[-1]) for r in rows)
+        resources = orjson.dumps([{"name": t, "type": "DATASOURCE"} for t in translated.tables]).decode()
+        attributes = orjson.dumps({"statementType": "SELECT"}).decode()
+        table = pa.table({"PLAN": [plan], "RESOURCES": [resources], "ATTRIBUTES": [attributes]})
+        return QueryResult(list(_EXPLAIN_COLUMNS), table)
+
+
+_EXPLAIN_COLUMNS = [
+    Column("PLAN", "VARCHAR"),
+    Column("RESOURCES", "VARCHAR"),
+    Column("ATTRIBUTES", "VARCHAR"),
+]
+
+
+def _column(name: str, duck_type: str) -> Column:
+    druid = duckdb_to_druid(duck_type)
+    if druid.startswith("ARRAY<"):
+        return Column(name, "ARRAY", druid[6:-1], nullable=True)
+    return Column(name, druid, nullable=name != "__time")
+
+
+_ARROW = {
+    "BIGINT": pa.int64(),
+    "DOUBLE": pa.float64(),
+    "FLOAT": pa.float32(),
+    "VARCHAR": pa.string(),
+    "BOOLEAN": pa.bool_(),
+    "TIMESTAMP": pa.timestamp("ms"),
+    "DATE": pa.date32(),
+}
+
+
+def _normalise(table: pa.Table, columns: list[Column]) -> pa.Table:
+    """Cast every column to the Arrow type of its Druid type (cheap when already right)."""
+    arrays = []
+    for col, arr in zip(columns, table.columns, strict=True):
+        if col.type == "ARRAY":
+            target = pa.list_(_ARROW.get(col.component or "VARCHAR", pa.string()))
+        else:
+            target = _ARROW.get(col.type)
+        if target is None or arr.type == target:
+            arrays.append(arr)
+            continue
+        try:
+            if pa.types.is_timestamp(arr.type) and arr.type.tz is not None:
+                arr = pc.cast(arr, pa.timestamp(arr.type.unit))
+            arrays.append(pc.cast(arr, target, safe=False))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            arrays.append(pa.array([None if v is None else str(v) for v in arr.to_pylist()], target))
+    return pa.Table.from_arrays(arrays, names=[c.name for c in columns])
+
+
+def _engine_error(e: duckdb.Error, sql: str) -> SqlError:
+    text = str(e).split("\n\nLINE ")[0].strip()
+    text = text.replace(f'"{META_SCHEMA}".', "INFORMATION_SCHEMA.").replace(
+        f"{META_SCHEMA}.", "INFORMATION_SCHEMA."
+    )
+    for i in range(50, 0, -1):
+        text = text.replace(f"$p{i}", "?")
+    if isinstance(e, duckdb.InterruptException):
+        return SqlError("Query cancelled.", "timeout")
+    if isinstance(e, duckdb.PermissionException):
+        return SqlError(f"Refused: {text}", "refused")
+    if isinstance(e, duckdb.OutOfMemoryException):
+        return SqlError(f"Resource limit exceeded: {text}", "capacity")
+    return SqlError(text)
+
+
+def _read_catalog(db: duckdb.DuckDBPyConnection) -> Catalog:
+    cur = db.cursor()
+    try:
+        rows = cur.execute(
+            "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+            "WHERE database_name = current_database() AND schema_name IN ('druid', 'lookup') "
+            "ORDER BY schema_name, table_name, column_index"
+        ).fetchall()
+    finally:
+        cur.close()
+    tables: dict[str, dict[str, str]] = {}
+    lookups: set[str] = set()
+    for schema, table, column, dtype in rows:
+        if schema == "druid":
+            tables.setdefault(table, {})[column] = dtype
+        else:
+            lookups.add(table)
+    return Catalog(tables=tables, lookups=frozenset(lookups))
+
+
+def _druid_type_sql(expr: str) -> str:
+    """SQL CASE mapping a DuckDB type-name expression to Druid's type name (mirrors duckdb_to_druid)."""
+    return f"""CASE
+      WHEN {expr} LIKE '%[]' THEN 'ARRAY<' || CASE WHEN {expr} LIKE 'VARCHAR%' THEN 'VARCHAR'
+           WHEN {expr} LIKE 'DOUBLE%' THEN 'DOUBLE' ELSE 'BIGINT' END || '>'
+      WHEN {expr} IN ('TINYINT','SMALLINT','INTEGER','BIGINT','HUGEINT') THEN 'BIGINT'
+      WHEN {expr} IN ('FLOAT','REAL') THEN 'FLOAT'
+      WHEN {expr} = 'DOUBLE' OR {expr} LIKE 'DECIMAL%' THEN 'DOUBLE'
+      WHEN {expr} LIKE 'TIMESTAMP%' THEN 'TIMESTAMP'
+      WHEN {expr} = 'DATE' THEN 'DATE'
+      WHEN {expr} = 'BOOLEAN' THEN 'BOOLEAN'
+      ELSE 'VARCHAR' END"""
+
+
+def _jdbc_type_sql(expr: str) -> str:
+    return f"""CASE {expr} WHEN 'BIGINT' THEN -5 WHEN 'DOUBLE' THEN 8 WHEN 'FLOAT' THEN 6
+      WHEN 'TIMESTAMP' THEN 93 WHEN 'DATE' THEN 91 WHEN 'BOOLEAN' THEN 16 WHEN 'VARCHAR' THEN 12
+      ELSE 2003 END"""
+
+
+def _install_metadata(db: duckdb.DuckDBPyConnection) -> None:
+    """Create Druid's INFORMATION_SCHEMA views (schema ``pm_meta``) in the workgroup's database."""
+    cur = db.cursor()
+    try:
+        if cur.execute("SELECT 1 FROM duckdb_schemas() WHERE schema_name = ?", [META_SCHEMA]).fetchall():
+            return
+        m = META_SCHEMA
+        cur.execute(f"CREATE SCHEMA {m}")
+        cur.execute(f"""CREATE VIEW {m}."SCHEMATA" AS
+        SELECT * FROM (VALUES ('druid','druid'), ('druid','lookup'), ('druid','INFORMATION_SCHEMA'))
+              AS s("CATALOG_NAME", "SCHEMA_NAME")""")
+        cur.execute(f"""CREATE VIEW {m}."TABLES" AS
+        SELECT 'druid' AS "TABLE_CATALOG", schema_name AS "TABLE_SCHEMA", table_name AS "TABLE_NAME",
+          'TABLE' AS "TABLE_TYPE", CASE WHEN schema_name = 'lookup' THEN 'YES' ELSE 'NO' END AS "IS_JOINABLE",
+          CASE WHEN schema_name = 'lookup' THEN 'YES' ELSE 'NO' END AS "IS_BROADCAST"
+        FROM duckdb_tables() WHERE database_name = current_database() AND schema_name IN ('druid', 'lookup')
+        UNION ALL
+        SELECT 'druid', 'INFORMATION_SCHEMA', t, 'SYSTEM_TABLE', 'NO', 'NO'
+        FROM (VALUES ('COLUMNS'), ('SCHEMATA'), ('TABLES')) AS v(t)""")
+        cur.execute(f"""CREATE VIEW {m}."COLUMNS" AS
+        SELECT 'druid' AS "TABLE_CATALOG", schema_name AS "TABLE_SCHEMA", table_name AS "TABLE_NAME",
+          column_name AS "COLUMN_NAME", CAST(column_index AS BIGINT) AS "ORDINAL_POSITION",
+          CAST(NULL AS VARCHAR) AS "COLUMN_DEFAULT",
+          CASE WHEN column_name = '__time' THEN 'NO' ELSE 'YES' END AS "IS_NULLABLE",
+          {_druid_type_sql("data_type")} AS "DATA_TYPE",
+          CAST(NULL AS BIGINT) AS "CHARACTER_MAXIMUM_LENGTH",
+          CAST(NULL AS BIGINT) AS "CHARACTER_OCTET_LENGTH",
+          CAST(NULL AS BIGINT) AS "NUMERIC_PRECISION", CAST(NULL AS BIGINT) AS "NUMERIC_PRECISION_RADIX",
+          CAST(NULL AS BIGINT) AS "NUMERIC_SCALE", CAST(NULL AS BIGINT) AS "DATETIME_PRECISION",
+          CASE WHEN data_type = 'VARCHAR' THEN 'UTF-16LE' END AS "CHARACTER_SET_NAME",
+          CASE WHEN data_type = 'VARCHAR' THEN 'UTF-16LE$en_US$primary' END AS "COLLATION_NAME",
+          {_jdbc_type_sql(_druid_type_sql("data_type"))} AS "JDBC_TYPE"
+        FROM duckdb_columns()
+        WHERE database_name = current_database() AND schema_name IN ('druid', 'lookup')""")
+    finally:
+        cur.close()
