@@ -21,7 +21,7 @@ from .faults import ADMIN_PREFIX, Fault, FaultBoard
 from .oidc import REALM, IdentityProvider
 from .store import Store
 
-__all__ = ["ADMIN_HEADER", "create_app", "create_placeholder_sql_app"]
+__all__ = ["ADMIN_HEADER", "create_app"]
 
 ADMIN_HEADER = "X-Sandbox-Admin"
 
@@ -159,14 +159,3 @@ def _add_admin_routes(app: FastAPI, store: Store, board: FaultBoard, admin_key: 
             }
             for wg in store.workgroups()
         ]
-
-
-def create_placeholder_sql_app(reason: str = "SQL endpoint not available in this build") -> Any:
-    """A stand-in for the SQL port while ``sql_app.create_sql_app`` is unavailable: answers 503 + *reason*."""
-    from starlette.applications import Starlette
-    from starlette.routing import Route
-
-    async def unavailable(request: Request) -> JSONResponse:
-        return JSONResponse({"error": "Unavailable", "errorMessage": reason}, status_code=503)
-
-    return Starlette(routes=[Route("/{path:path}", unavailable, methods=["GET", "POST"])])

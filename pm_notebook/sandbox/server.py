@@ -18,7 +18,7 @@ import signal
 import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import DEFAULT_CASES, DEFAULT_SEED
 
@@ -66,6 +66,9 @@ def build_parser(prog: str = "python -m pm_notebook.sandbox") -> argparse.Argume
     )
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="data and id seed (deterministic)")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    from .sql_app import add_sql_arguments  # the SQL port's limits (--sql-query-timeout, ...)
+
+    add_sql_arguments(p)
     return p
 
 
@@ -122,24 +125,6 @@ def _url_host(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "", "::") else (f"[{host}]" if ":" in host else host)
 
 
-def _sql_app(store: Store) -> Any:
-    try:
-        from .sql_app import create_sql_app
-    except ImportError as exc:
-        from .app import create_placeholder_sql_app
-
-        log.warning("SQL endpoint unavailable (%s); the SQL port answers 503", exc)
-        return create_placeholder_sql_app(f"SQL endpoint unavailable: {exc}")
-    try:
-        return create_sql_app(store)
-    except Exception as exc:
-        # Keep the identity provider and /pub usable; SQL callers get a 503 that names the failure.
-        from .app import create_placeholder_sql_app
-
-        log.exception("the SQL endpoint failed to start; the SQL port answers 503")
-        return create_placeholder_sql_app(f"SQL endpoint failed to start: {type(exc).__name__}: {exc}")
-
-
 async def _serve(
     args: argparse.Namespace, store: Store, main_sock: socket.socket, sql_sock: socket.socket
 ) -> None:
@@ -148,6 +133,7 @@ async def _serve(
     from .app import create_app
     from .faults import FaultBoard, FaultMiddleware, _Connections, tracking_protocol
     from .oidc import REALM, IdentityProvider
+    from .sql_app import create_sql_app, sql_options_from_args
 
     class _Server(uvicorn.Server):
         # Two servers share one process: signals are handled once, below, for both.
@@ -173,7 +159,7 @@ async def _serve(
     main_app = FaultMiddleware(
         create_app(store, idp, board, sql_port=sql_port, admin_key=admin_key), board, connections
     )
-    sql_app = FaultMiddleware(_sql_app(store), board, connections)
+    sql_app = FaultMiddleware(create_sql_app(store, options=sql_options_from_args(args)), board, connections)
     servers = [
         _Server(
             uvicorn.Config(app, http=protocol, lifespan="off", log_config=None, timeout_graceful_shutdown=2)
