@@ -1,0 +1,353 @@
+"""SQL → DataFrame benchmark: our transports vs the iGrafx SDK's path vs in-process DuckDB, in one run.
+
+Usage::
+
+    .venv/bin/python bench/bench_client.py                 # 1,000,000 rows (the SDK path alone takes ~70 s)
+    .venv/bin/python bench/bench_client.py --rows 100000   # quick run
+    .venv/bin/python bench/bench_client.py --paths druid,avatica --rows 200000
+
+It starts one sandbox big enough for ``--rows`` rows of a ``_vertex`` table, then measures each path in its
+own Python process (fair peak RSS): connect and warm up (JVM start, driver load and first query excluded, as
+in the reference measurements), run the 10-row aggregate ``--small-repeat`` times (median latency), then the
+big query (``--repeat`` times, median). Peak RSS is read from ``getrusage``; "mem ×" is the growth of peak RSS
+during the big query divided by the final DataFrame's deep size.
+
+Paths: ``druid``, ``avatica``, ``jdbc`` (ours, through ``Connection.query``); ``sdk`` (the SDK's own way, as
+its ``Datasource.request`` does: jaydebeapi on the original JDBC URL without fetch_size, ``fetchall()``, then
+``pandas.DataFrame(rows)``); ``duckdb`` (the same data in-process, DuckDB → Arrow → pandas: the limit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PATHS = ("raw", "druid", "avatica", "jdbc", "sdk", "duckdb")
+BIG_COLUMNS = (
+    "__time, enddate, duration, caseid, vertex_name, vertex_id, total_occurences_by_caseid, order_amount_lpkr"
+)
+VERTEX_ROWS_PER_CASE = 9.0  # p2p template, measured; the sandbox is sized from it with a margin
+
+
+def big_sql(table: str, rows: int) -> str:
+    """8 columns × *rows* rows of a ``_vertex`` table."""
+    return f'SELECT {BIG_COLUMNS} FROM "{table}" LIMIT {rows}'
+
+
+def small_sql(table: str) -> str:
+    """A 10-row aggregate."""
+    return (
+        f'SELECT vertex_name, COUNT(*) AS n, AVG(duration) AS mean_ms FROM "{table}" '
+        "GROUP BY vertex_name ORDER BY n DESC LIMIT 10"
+    )
+
+
+class _RawResult:
+    """Stands in for a DataFrame for the "raw" path: the row count and nothing else."""
+
+    def __init__(self, body: bytes) -> None:
+        self.rows = max(0, body.strip().count(b"\n"))  # minus the header line, plus the last row
+
+    def __len__(self) -> int:
+        return self.rows
+
+
+class PeakSampler:
+    """Samples this process's RSS every few ms in a thread; ``peak_mb`` is the highest seen."""
+
+    def __init__(self, interval: float = 0.005) -> None:
+        import threading
+
+        self.peak_mb = current_rss_mb()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(interval,), daemon=True)
+
+    def _run(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            self.peak_mb = max(self.peak_mb, current_rss_mb())
+
+    def __enter__(self) -> PeakSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak_mb = max(self.peak_mb, current_rss_mb())
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def current_rss_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+# --- worker side (one path per process)
+def _runner(path: str, env: dict[str, str], cases: int):
+    """Return (run(sql) -> DataFrame, close())."""
+    if path in ("druid", "avatica", "jdbc"):
+        import pm_notebook
+
+        conn = pm_notebook.connect(
+            env["PM_BASE_URL"],
+            env["PM_AUTH_URL"],
+            env["PM_CLIENT_ID"],
+            env["PM_CLIENT_SECRET"],
+            env["PM_JDBC_URL"],
+            use_keyring=False,
+        )
+        return (lambda sql: conn.query(sql, transport=path)), conn.close
+    if path == "raw":
+        # The sandbox's own cost: the same Druid SQL request, body read but not parsed (no DataFrame).
+        import requests
+
+        session = requests.Session()
+        url = env["PM_JDBC_URL"].split("url=", 1)[1].split("/druid/", 1)[0] + "/druid/v2/sql/"
+
+        def run_raw(sql: str):
+            body = {
+                "query": sql,
+                "resultFormat": "objectLines",
+                "header": True,
+                "typesHeader": True,
+                "sqlTypesHeader": True,
+                "context": {"sqlStringifyArrays": False},
+            }
+            response = session.post(url, json=body, auth=(env["PM_CLIENT_ID"], env["PM_CLIENT_SECRET"]))
+            response.raise_for_status()
+            return _RawResult(response.content)
+
+        return run_raw, session.close
+    if path == "sdk":
+        import jaydebeapi
+        import pandas as pd
+
+        from pm_notebook.sql._jvm import driver_jar
+
+        # As the SDK does it: jaydebeapi starts the JVM with the jar, URL as configured (no fetch_size).
+        jconn = jaydebeapi.connect(
+            "org.apache.calcite.avatica.remote.Driver",
+            env["PM_JDBC_URL"],
+            [env["PM_CLIENT_ID"], env["PM_CLIENT_SECRET"]],
+            str(driver_jar()),
+        )
+
+        def run(sql: str):
+            cursor = jconn.cursor()
+            try:
+                cursor.execute(sql)
+                rows = cursor.fetchall()
+                names = [d[0] for d in cursor.description]
+            finally:
+                cursor.close()
+            return pd.DataFrame(rows, columns=names)
+
+        return run, jconn.close
+    if path == "duckdb":
+        from pm_notebook.sandbox.store import build_store
+
+        store = build_store(cases=cases, seal=False)
+        db = store.database(env["PM_CLIENT_ID"]).cursor()
+        db.execute("SET search_path = 'druid'")
+        return (lambda sql: db.execute(sql).to_arrow_table().to_pandas()), store.close
+    raise SystemExit(f"unknown path {path}")
+
+
+def worker(args: argparse.Namespace) -> None:
+    env = json.loads(Path(args.env_json).read_text())
+    table = env["BENCH_TABLE"]
+    run, close = _runner(args.worker, env, args.cases)
+    try:
+        run(small_sql(table))  # warm-up: JVM, driver, connection, first plan
+        latencies = []
+        for _ in range(args.small_repeat):
+            t0 = time.perf_counter()
+            small = run(small_sql(table))
+            latencies.append(time.perf_counter() - t0)
+        times = []
+        growth = 0.0
+        frame = None
+        for _ in range(args.repeat):
+            frame = None
+            gc.collect()
+            baseline = current_rss_mb()
+            with PeakSampler() as sampler:
+                t0 = time.perf_counter()
+                frame = run(big_sql(table, args.rows))
+                times.append(time.perf_counter() - t0)
+            growth = max(growth, sampler.peak_mb - baseline)
+        assert frame is not None
+        if isinstance(frame, _RawResult):
+            df_mb, checksum, dtypes = 0.0, [len(frame)], []
+        else:
+            df_mb = frame.memory_usage(deep=True).sum() / 2**20
+            checksum = [
+                len(frame),
+                int(frame.iloc[:, 2].astype("float64").sum()),
+                int(frame.isna().sum().sum()),
+            ]
+            dtypes = [str(t) for t in frame.dtypes]
+        out = {
+            "path": args.worker,
+            "rows": len(frame),
+            "small_rows": len(small),
+            "seconds": statistics.median(times),
+            "all_seconds": times,
+            "small_ms": statistics.median(latencies) * 1000,
+            "peak_rss_mb": peak_rss_mb(),
+            "growth_mb": growth,
+            "df_mb": df_mb,
+            "dtypes": dtypes,
+            "checksum": checksum,
+        }
+    finally:
+        close()
+    print("RESULT " + json.dumps(out), flush=True)
+
+
+# --- parent side
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--rows", type=int, default=1_000_000, help="rows of the big query (default 1,000,000)"
+    )
+    parser.add_argument(
+        "--paths", default=",".join(PATHS), help=f"comma-separated subset of {','.join(PATHS)}"
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="big-query runs per path (median)")
+    parser.add_argument(
+        "--small-repeat", type=int, default=20, help="warm small-query runs per path (median)"
+    )
+    parser.add_argument(
+        "--cases", type=int, default=0, help="sandbox cases per project (default: from --rows)"
+    )
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--env-json", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if not args.cases:
+        args.cases = max(300, int(args.rows / VERTEX_ROWS_PER_CASE * 1.08))
+    if args.worker:
+        worker(args)
+        return 0
+
+    from pm_notebook.sandbox import start
+
+    paths = [p.strip() for p in args.paths.split(",") if p.strip()]
+    print(f"Starting a sandbox with {args.cases} cases per project ...", flush=True)
+    t0 = time.perf_counter()
+    results = {}
+    with start(cases=args.cases, timeout=900) as sb:
+        print(f"  ready in {time.perf_counter() - t0:.1f} s", flush=True)
+        demo = sb.workgroups["demo"]
+        table = f"{demo.project_ids[0]}_vertex"
+        env = {
+            **sb.env,
+            "PM_CLIENT_ID": demo.client_id,
+            "PM_CLIENT_SECRET": demo.client_secret,
+            "BENCH_TABLE": table,
+        }
+        env_json = Path(sb.env_file).with_name("bench-env.json")
+        env_json.write_text(json.dumps(env))
+        for path in paths:
+            cmd = [
+                sys.executable,
+                __file__,
+                "--worker",
+                path,
+                "--env-json",
+                str(env_json),
+                "--rows",
+                str(args.rows),
+                "--repeat",
+                str(args.repeat),
+                "--small-repeat",
+                str(args.small_repeat),
+                "--cases",
+                str(args.cases),
+            ]
+            started = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, check=False)
+            line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
+            if proc.returncode or line is None:
+                print(f"  {path}: FAILED\n{proc.stderr[-2000:]}", flush=True)
+                continue
+            results[path] = json.loads(line[len("RESULT ") :])
+            results[path]["process_s"] = time.perf_counter() - started
+            r = results[path]
+            print(
+                f"  {path:8s} {r['rows']:>9,} rows in {r['seconds']:.2f} s (process {r['process_s']:.1f} s)",
+                flush=True,
+            )
+        env_json.unlink()
+    report(results, args.rows)
+    return 0
+
+
+def report(results: dict[str, dict], rows: int) -> None:
+    """Print the table and the ratios against the issue's goals."""
+    if not results:
+        return
+    limit = results.get("duckdb")
+    sdk = results.get("sdk")
+    print()
+    print(f"Big query: {rows:,} rows × 8 columns of a _vertex table; small query: 10-row aggregate (warm).")
+    header = (
+        f"{'path':8s} {'rows':>9s} {'s':>7s} {'rows/s':>11s} {'vs sdk':>8s} {'/ duckdb':>9s} "
+        f"{'small ms':>9s} {'peak MB':>8s} {'df MB':>7s} {'mem ×':>6s}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name, r in results.items():
+        vs_sdk = f"{sdk['seconds'] / r['seconds']:.1f}x" if sdk else "-"
+        vs_limit = f"{r['seconds'] / limit['seconds']:.1f}x" if limit else "-"
+        mem = r["growth_mb"] / r["df_mb"] if r["df_mb"] else float("nan")
+        if name == "raw":
+            vs_sdk = vs_limit = "-"
+        print(
+            f"{name:8s} {r['rows']:>9,} {r['seconds']:>7.2f} {r['rows'] / r['seconds']:>11,.0f} {vs_sdk:>8s} "
+            f"{vs_limit:>9s} {r['small_ms']:>9.1f} {r['peak_rss_mb']:>8.0f} {r['df_mb']:>7.0f} {mem:>6.2f}"
+        )
+    checks = {tuple(r["checksum"]) for name, r in results.items() if name != "raw"}
+    print(f"\nSame rows/sum/null-count on every path: {'yes' if len(checks) == 1 else 'NO: ' + str(checks)}")
+    ours = {k: v for k, v in results.items() if k in ("druid", "avatica", "jdbc")}
+    print("Goals:")
+    if sdk and "jdbc" in results:
+        ratio = sdk["seconds"] / results["jdbc"]["seconds"]
+        print(f"  JDBC path ≥ 5× the SDK path:           {ratio:6.1f}×  {'PASS' if ratio >= 5 else 'FAIL'}")
+    if ours and limit:
+        best = min(ours, key=lambda k: ours[k]["seconds"])
+        ratio = ours[best]["seconds"] / limit["seconds"]
+        print(f"  fastest ({best}) within 3× of DuckDB:  {ratio:6.1f}×  {'PASS' if ratio <= 3 else 'FAIL'}")
+    for name, r in ours.items():
+        verdict = "PASS" if r["small_ms"] < 20 else "FAIL"
+        print(f"  {name:8s} small query < 20 ms warm:     {r['small_ms']:6.1f} ms {verdict}")
+    raw = results.get("raw")
+    if raw:
+        floor = f"big {raw['seconds']:.2f} s, small {raw['small_ms']:.1f} ms"
+        print(f"  sandbox floor (raw request, body unparsed): {floor}")
+        for name, r in ours.items():
+            print(
+                f"  {name:8s} client-side time (path - raw): big {r['seconds'] - raw['seconds']:6.2f} s, "
+                f"small {r['small_ms'] - raw['small_ms']:5.1f} ms"
+            )
+    for name, r in ours.items():
+        mem = r["growth_mb"] / r["df_mb"]
+        print(f"  {name:8s} peak memory < 2.5× DataFrame: {mem:6.2f}×  {'PASS' if mem < 2.5 else 'FAIL'}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

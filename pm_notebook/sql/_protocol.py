@@ -1,0 +1,236 @@
+"""Sans-IO Avatica JSON: request builders and response parsers, named after the protocol's own calls.
+
+No sockets, no pandas: :func:`encode` gives the bytes to POST, :func:`decode` turns an answer body into a dict
+(raising the mapped error for ``{"response":"error"}``), and the ``*_frame``/``signature_columns`` helpers
+read results. The message shapes follow the Avatica 1.26 JSON reference (field names exactly as the Java
+driver sends them, so a Druid broker cannot tell us from the JDBC driver).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from . import ColumnSpec
+from ._errors import from_avatica
+
+__all__ = [
+    "close_connection",
+    "close_statement",
+    "connection_sync",
+    "create_statement",
+    "decode",
+    "encode",
+    "execute",
+    "fetch",
+    "frame_columns",
+    "open_connection",
+    "parameter_values",
+    "prepare",
+    "prepare_and_execute",
+    "signature_columns",
+    "typed_value",
+]
+
+# Avatica TIMESTAMP/DATE values are wall-clock UTC counts (ms / days since 1970-01-01).
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_DATE = dt.date(1970, 1, 1)
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """The body to POST for *message* (compact JSON, UTF-8)."""
+    return orjson.dumps(message)
+
+
+def decode(body: bytes, expected: str, *, sql: str | None = None, url: str | None = None) -> dict[str, Any]:
+    """Parse an answer body; raise the mapped error for an error object or an unexpected ``response`` tag."""
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        from ..errors import QueryError
+
+        raise QueryError(
+            f"The SQL endpoint sent a body that is not JSON ({len(body)} bytes).",
+            sql=sql,
+            url=url,
+            hint="Is the JDBC URL pointing at a Druid Avatica endpoint?",
+        ) from exc
+    kind = message.get("response") if isinstance(message, dict) else None
+    if kind == "error":
+        raise from_avatica(message, sql=sql, url=url)
+    if kind != expected:
+        from ..errors import QueryError
+
+        raise QueryError(f"The SQL endpoint answered {kind!r} to a {expected!r} request.", sql=sql, url=url)
+    return message
+
+
+# --- requests
+
+
+def open_connection(connection_id: str, info: dict[str, str]) -> dict[str, Any]:
+    """``openConnection``: ``info`` carries ``user``/``password`` (how Druid authenticates JDBC)."""
+    return {"request": "openConnection", "connectionId": connection_id, "info": info}
+
+
+def connection_sync(connection_id: str) -> dict[str, Any]:
+    """``connectionSync`` with the driver's default (unset) properties."""
+    return {
+        "request": "connectionSync",
+        "connectionId": connection_id,
+        "connProps": {
+            "connProps": "connPropsImpl",
+            "autoCommit": None,
+            "readOnly": None,
+            "transactionIsolation": None,
+            "catalog": None,
+            "schema": None,
+            "dirty": True,
+        },
+    }
+
+
+def create_statement(connection_id: str) -> dict[str, Any]:
+    """``createStatement``: the server allocates the statement id."""
+    return {"request": "createStatement", "connectionId": connection_id}
+
+
+def prepare_and_execute(
+    connection_id: str,
+    statement_id: int,
+    sql: str,
+    *,
+    max_rows_in_first_frame: int = -1,
+    max_row_count: int = -1,
+) -> dict[str, Any]:
+    """``prepareAndExecute`` of *sql* on an existing statement (no parameters)."""
+    return {
+        "request": "prepareAndExecute",
+        "connectionId": connection_id,
+        "statementId": statement_id,
+        "sql": sql,
+        "maxRowsInFirstFrame": max_rows_in_first_frame,
+        "maxRowCount": max_row_count,
+    }
+
+
+def prepare(connection_id: str, sql: str, *, max_row_count: int = -1) -> dict[str, Any]:
+    """``prepare``: the answer's signature gives the columns and one parameter per ``?``."""
+    return {"request": "prepare", "connectionId": connection_id, "sql": sql, "maxRowCount": max_row_count}
+
+
+def execute(
+    statement: dict[str, Any], parameter_values: list[dict[str, Any]], *, first_frame_rows: int
+) -> dict[str, Any]:
+    """``execute`` of a prepared *statement* handle; ``maxRowCount`` here is the first frame's size."""
+    return {
+        "request": "execute",
+        "statementHandle": statement,
+        "parameterValues": parameter_values,
+        "maxRowCount": first_frame_rows,
+    }
+
+
+def fetch(connection_id: str, statement_id: int, offset: int, fetch_max_row_count: int) -> dict[str, Any]:
+    """``fetch`` the frame starting at *offset* (the number of rows received so far)."""
+    return {
+        "request": "fetch",
+        "connectionId": connection_id,
+        "statementId": statement_id,
+        "offset": offset,
+        "fetchMaxRowCount": fetch_max_row_count,
+    }
+
+
+def close_statement(connection_id: str, statement_id: int) -> dict[str, Any]:
+    """``closeStatement``: frees (and on Druid, cancels) the statement's query."""
+    return {"request": "closeStatement", "connectionId": connection_id, "statementId": statement_id}
+
+
+def close_connection(connection_id: str) -> dict[str, Any]:
+    """``closeConnection``."""
+    return {"request": "closeConnection", "connectionId": connection_id}
+
+
+def typed_value(value: Any) -> dict[str, Any]:
+    """A Python parameter → Avatica ``TypedValue``, as the JDBC driver's setters would send it.
+
+    :raises TypeError: for values SQL parameters cannot carry (dicts, objects ...).
+    """
+    if value is None:
+        return {"type": "OBJECT", "value": None, "componentType": None}
+    if isinstance(value, bool):  # before int: bool is an int
+        return {"type": "BOOLEAN", "value": value, "componentType": None}
+    if isinstance(value, int):
+        return {"type": "LONG", "value": value, "componentType": None}
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise TypeError("NaN and infinite floats cannot be sent as SQL parameters")
+        return {"type": "DOUBLE", "value": value, "componentType": None}
+    if isinstance(value, decimal.Decimal):
+        return {"type": "NUMBER", "value": float(value), "componentType": None}
+    if isinstance(value, str):
+        return {"type": "STRING", "value": value, "componentType": None}
+    if hasattr(value, "to_pydatetime"):  # pandas.Timestamp
+        value = value.to_pydatetime()
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        millis = (value - _EPOCH) // dt.timedelta(milliseconds=1)
+        return {"type": "JAVA_SQL_TIMESTAMP", "value": millis, "componentType": None}
+    if isinstance(value, dt.date):
+        return {"type": "JAVA_SQL_DATE", "value": (value - _EPOCH_DATE).days, "componentType": None}
+    raise TypeError(
+        f"a {type(value).__name__} cannot be sent as a SQL parameter "
+        "(use str, int, float, bool, None, datetime or date)"
+    )
+
+
+# --- answers
+
+
+def _column_spec(column: dict[str, Any]) -> ColumnSpec:
+    avatica_type = column.get("type") or {}
+    name = column.get("label") or column.get("columnName") or f"EXPR${column.get('ordinal', 0)}"
+    component = avatica_type.get("component")
+    element = component.get("name") if isinstance(component, dict) else None
+    type_name = str(avatica_type.get("name") or "VARCHAR").upper()
+    if avatica_type.get("type") == "array" or avatica_type.get("id") == 2003:
+        type_name = "ARRAY"
+    return ColumnSpec(
+        name=name, type_name=type_name, element_type=element, nullable=column.get("nullable", 1) != 0
+    )
+
+
+def signature_columns(signature: dict[str, Any] | None) -> tuple[ColumnSpec, ...]:
+    """The result columns of a signature, in ``ordinal`` order."""
+    if not signature:
+        return ()
+    columns = sorted(signature.get("columns") or [], key=lambda c: c.get("ordinal", 0))
+    return tuple(_column_spec(c) for c in columns)
+
+
+def frame_columns(frame: dict[str, Any] | None, width: int) -> tuple[list[Sequence[Any]], int, bool]:
+    """A frame's rows transposed to ``width`` columns: ``(columns, row count, done)``."""
+    if not frame:
+        return [[] for _ in range(width)], 0, False
+    rows = frame.get("rows") or []
+    done = bool(frame.get("done"))
+    if not rows:
+        return [[] for _ in range(width)], 0, done
+    columns = list(zip(*rows, strict=True)) if width else []
+    if len(columns) != width:
+        from ..errors import QueryError
+
+        raise QueryError(f"The SQL endpoint sent rows of {len(columns)} values for {width} columns.")
+    return columns, len(rows), done
+
+
+def parameter_values(params: Sequence[Any]) -> list[dict[str, Any]]:
+    """The ``parameterValues`` list of an ``execute`` request, one TypedValue per ``?``."""
+    return [typed_value(v) for v in params]

@@ -1,0 +1,369 @@
+"""JVM-free transport: the Avatica JSON protocol spoken from Python to the JDBC URL's endpoint.
+
+The broker sees exactly what the JDBC driver would send (``openConnection`` with ``user``/``password`` in
+``info``, ``prepareAndExecute`` or ``prepare``/``execute``, ``fetch``, ``closeStatement``), so it needs no JVM
+and works wherever the JDBC URL works. Frames are asked for at 5000 rows (Druid's ``maxRowsPerFrame``),
+decoded with orjson and handed on column-wise.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from itertools import chain
+from typing import Any
+
+import requests
+
+from .. import _http
+from ..errors import ConfigurationError, PMError, QueryError
+from . import Batch, ColumnSpec, Pending
+from . import _protocol as proto
+from ._errors import from_http_status
+
+__all__ = ["AvaticaResult", "AvaticaTransport", "avatica_http_url"]
+
+log = logging.getLogger(__name__)
+
+_JDBC_PREFIX = "jdbc:avatica:remote:url="
+_NO_SUCH_CONNECTION = 1
+FRAME_ROWS = 5000
+
+
+def avatica_http_url(jdbc_url: str) -> str:
+    """The HTTP URL inside an Avatica JDBC URL (driver options after ``;`` dropped).
+
+    >>> avatica_http_url("jdbc:avatica:remote:url=http://h:8082/druid/v2/sql/avatica/;fetch_size=5000")
+    'http://h:8082/druid/v2/sql/avatica/'
+    """
+    if not jdbc_url.startswith(_JDBC_PREFIX):
+        raise ConfigurationError(
+            f"{jdbc_url!r} is not an Avatica remote JDBC URL.",
+            hint=f"It should look like {_JDBC_PREFIX}http://<host>:8082/druid/v2/sql/avatica/",
+        )
+    return jdbc_url[len(_JDBC_PREFIX) :].split(";", 1)[0]
+
+
+class AvaticaTransport:
+    """One Avatica connection (opened lazily, reopened if the server forgot it) over one HTTP session.
+
+    :param url: the Avatica endpoint, ``http://<host>:8082/druid/v2/sql/avatica/``.
+    :param user: the JDBC login (the workgroup's client id).
+    :param password: the JDBC password (the client secret); kept out of every repr and message.
+    :param timeout: read timeout of one call, in seconds.
+    :param session: a ``requests.Session`` to use (not closed by :meth:`close`); a private one otherwise.
+    """
+
+    name = "avatica"
+
+    def __init__(
+        self,
+        url: str,
+        user: str,
+        password: str,
+        *,
+        timeout: float = 300.0,
+        session: requests.Session | None = None,
+        frame_rows: int = FRAME_ROWS,
+    ) -> None:
+        self.url = url
+        self._info = {"user": user, "password": password}
+        self._timeout = (10.0, float(timeout))
+        self._own_session = session is None
+        self._session = session or requests.Session()
+        self._frame_rows = frame_rows
+        self._lock = threading.RLock()
+        self._connection_id: str | None = None
+        self._statement_id: int | None = None  # reused for every unparameterised query
+        self._active: AvaticaResult | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"AvaticaTransport(url={self.url!r}, user={self._info['user']!r})"
+
+    # -- calls
+    def call(
+        self,
+        message: dict[str, Any],
+        expected: str,
+        *,
+        sql: str | None = None,
+        session: requests.Session | None = None,
+    ) -> dict[str, Any]:
+        """POST one Avatica message and decode the answer (errors mapped by :mod:`._errors`)."""
+        return self.start_call(message, expected, sql=sql, session=session).result()
+
+    def start_call(
+        self,
+        message: dict[str, Any],
+        expected: str,
+        *,
+        sql: str | None = None,
+        session: requests.Session | None = None,
+    ) -> Pending:
+        """Start :meth:`call` on a worker thread; ``.result()`` gives the decoded answer."""
+
+        def post() -> dict[str, Any]:
+            response = _http.send(
+                session or self._session,
+                "POST",
+                self.url,
+                timeout=self._timeout,
+                what=f"Avatica {message['request']}",
+                data=proto.encode(message),
+                headers={"Content-Type": "application/json"},
+            )
+            if response.status_code not in (200, 500):
+                raise from_http_status(response.status_code, response.text[:500], url=self.url)
+            return proto.decode(response.content, expected, sql=sql, url=self.url)
+
+        return Pending(post)
+
+    def _connection(self) -> str:
+        if self._closed:
+            from ..errors import ClosedError
+
+            raise ClosedError("This Avatica transport is closed.")
+        if self._connection_id is None:
+            connection_id = str(uuid.uuid4())
+            self.call(proto.open_connection(connection_id, dict(self._info)), "openConnection")
+            self.call(proto.connection_sync(connection_id), "connectionSync")
+            self._connection_id = connection_id
+            log.debug("Avatica connection %s opened on %s", connection_id, self.url)
+        return self._connection_id
+
+    def _forget_connection(self) -> None:
+        self._connection_id = None
+        self._statement_id = None
+
+    def _statement(self, connection_id: str) -> int:
+        if self._statement_id is None:
+            answer = self.call(proto.create_statement(connection_id), "createStatement")
+            self._statement_id = int(answer["statementId"])
+        return self._statement_id
+
+    # -- statements
+    def execute(
+        self, sql: str, params: Sequence[Any] | None = None, *, batch_rows: int = 65536
+    ) -> AvaticaResult:
+        """Run *sql* (``?`` placeholders bound from *params*) and return its open result."""
+        if not isinstance(sql, str) or not sql.strip():
+            raise ConfigurationError("The SQL text is empty.", hint="Pass a SELECT statement.")
+        values = proto.parameter_values(params or [])
+        with self._lock:
+            if self._active is not None:  # one open result per connection: the old one is finished or dropped
+                self._active.close()
+            for attempt in (1, 2):
+                try:
+                    result = self._start(sql, values, batch_rows)
+                    break
+                except QueryError as exc:
+                    if exc.error_code != _NO_SUCH_CONNECTION or attempt == 2:
+                        raise
+                    log.debug("Avatica connection lost on the server; reconnecting")
+                    self._forget_connection()
+            self._active = result
+            return result
+
+    def _start(self, sql: str, values: list[dict[str, Any]], batch_rows: int) -> AvaticaResult:
+        connection_id = self._connection()
+        if values:
+            prepared = self.call(proto.prepare(connection_id, sql), "prepare", sql=sql)["statement"]
+            declared = len((prepared.get("signature") or {}).get("parameters") or [])
+            if declared != len(values):
+                self.call(proto.close_statement(connection_id, prepared["id"]), "closeStatement")
+                raise QueryError(
+                    f"The statement has {declared} ? placeholder(s) but {len(values)} parameter(s) "
+                    "were given.",
+                    sql=sql,
+                    hint="Pass exactly one value per ?.",
+                )
+            statement_id, owned = int(prepared["id"]), True
+            result = AvaticaResult(self, sql, connection_id, statement_id, owned, batch_rows)
+            message = proto.execute(prepared, values, first_frame_rows=self._frame_rows)
+            try:
+                answer = self._interruptible(result, lambda: self.call(message, "executeResults", sql=sql))
+            except PMError:
+                result.close()  # a failed prepared statement still counts against the server's limit
+                raise
+        else:
+            statement_id, owned = self._statement(connection_id), False
+            result = AvaticaResult(self, sql, connection_id, statement_id, owned, batch_rows)
+            answer = self._interruptible(
+                result,
+                lambda: self.call(
+                    proto.prepare_and_execute(
+                        connection_id, statement_id, sql, max_rows_in_first_frame=self._frame_rows
+                    ),
+                    "executeResults",
+                    sql=sql,
+                ),
+            )
+            if answer.get("missingStatement"):
+                self._statement_id = None
+                result.statement_id = statement_id = self._statement(connection_id)
+                answer = self.call(
+                    proto.prepare_and_execute(
+                        connection_id, statement_id, sql, max_rows_in_first_frame=self._frame_rows
+                    ),
+                    "executeResults",
+                    sql=sql,
+                )
+        sets = answer.get("resultSets") or []
+        if not sets or sets[0].get("updateCount", -1) != -1:
+            result.close()
+            raise QueryError(
+                "The statement returned no result set.", sql=sql, hint="Only SELECT queries return rows."
+            )
+        result.start(sets[0])
+        return result
+
+    @staticmethod
+    def _interruptible(result: AvaticaResult, call: Any) -> Any:
+        try:
+            return call()
+        except KeyboardInterrupt:
+            result.cancel()
+            raise
+
+    def close(self) -> None:
+        """Close the server connection (best effort) and the private HTTP session."""
+        with self._lock:
+            if self._closed:
+                return
+            if self._active is not None:
+                self._active.close()
+            if self._connection_id is not None:
+                try:
+                    self.call(proto.close_connection(self._connection_id), "closeConnection")
+                except PMError as exc:
+                    log.debug("closeConnection failed: %s", exc)
+            self._closed = True
+            self._connection_id = None
+            if self._own_session:
+                self._session.close()
+
+
+class AvaticaResult:
+    """An executing Avatica statement: declared columns, then :class:`Batch` objects of about
+    ``batch_rows``."""
+
+    def __init__(
+        self,
+        transport: AvaticaTransport,
+        sql: str,
+        connection_id: str,
+        statement_id: int,
+        owned: bool,
+        batch_rows: int,
+    ) -> None:
+        self._transport = transport
+        self.sql = sql
+        self.connection_id = connection_id
+        self.statement_id = statement_id
+        self._owned = owned
+        self._batch_rows = max(1, batch_rows)
+        self.columns: tuple[ColumnSpec, ...] = ()
+        self._first: dict[str, Any] | None = None
+        self._offset = 0
+        self._done = False
+        self._closed = False
+
+    def start(self, result_set: dict[str, Any]) -> None:
+        """Take the ``executeResults`` result set: its signature and first frame."""
+        self.columns = proto.signature_columns(result_set.get("signature"))
+        self._first = result_set.get("firstFrame")
+
+    def _frames(self) -> Iterator[tuple[list[Sequence[Any]], int]]:
+        width = len(self.columns)
+        frame = self._first
+        self._first = None
+        pending: Pending | None = None
+        while True:
+            if frame is not None:
+                count = len(frame.get("rows") or [])
+                self._offset += count
+                done = bool(frame.get("done"))
+                # Ask for the next frame before decoding this one: the server works while we transpose.
+                pending = None if done else self._fetch(self._offset)
+                if count:
+                    yield proto.frame_columns(frame, width)[:2]
+                if done:
+                    self._done = True
+                    return
+            answer = (pending or self._fetch(self._offset)).result()
+            pending = None
+            if answer.get("missingStatement") or answer.get("missingResults"):
+                raise QueryError(
+                    "The server lost the statement while its rows were being read.",
+                    sql=self.sql,
+                    hint="Run the query again.",
+                )
+            frame = answer.get("frame") or {"rows": [], "done": False}
+
+    def _fetch(self, offset: int) -> Pending:
+        message = proto.fetch(self.connection_id, self.statement_id, offset, self._transport._frame_rows)
+        return self._transport.start_call(message, "fetch", sql=self.sql)
+
+    def batches(self) -> Iterator[Batch]:
+        """Yield the rows as batches of at least ``batch_rows`` rows (the last one smaller)."""
+        pending: list[list[Sequence[Any]]] = []
+        held = 0
+        try:
+            for columns, count in self._frames():
+                pending.append(columns)
+                held += count
+                if held >= self._batch_rows:
+                    yield self._merge(pending, held)
+                    pending, held = [], 0
+            if held:
+                yield self._merge(pending, held)
+        except KeyboardInterrupt:
+            self.cancel()
+            raise
+        finally:
+            if self._done:
+                self.close()
+
+    def _merge(self, parts: list[list[Sequence[Any]]], rows: int) -> Batch:
+        if len(parts) == 1:
+            data = tuple(parts[0])
+        else:
+            data = tuple(
+                list(chain.from_iterable(part[i] for part in parts)) for i in range(len(self.columns))
+            )
+        return Batch(self.columns, data, rows)
+
+    def cancel(self) -> None:
+        """Ask the server to stop: ``closeStatement`` on a fresh HTTP connection (the main one may be
+        mid-read)."""
+        if self._closed:
+            return
+        self._closed = True
+        transport = self._transport
+        with requests.Session() as side:
+            try:
+                transport.call(
+                    proto.close_statement(self.connection_id, self.statement_id),
+                    "closeStatement",
+                    session=side,
+                )
+            except PMError as exc:
+                log.debug("closeStatement while cancelling failed: %s", exc)
+        if not self._owned and transport._statement_id == self.statement_id:
+            transport._statement_id = None  # the server closed it: the next query creates a new one
+        if transport._active is self:
+            transport._active = None
+
+    def close(self) -> None:
+        """Release the statement: closed on the server if we own it or its rows were not all read."""
+        if self._closed:
+            return
+        if not self._owned and self._done:
+            self._closed = True
+            if self._transport._active is self:
+                self._transport._active = None
+            return
+        self.cancel()
