@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install system-deps lint test demo sandbox bench clean
+.PHONY: install system-deps lint test demo sandbox bench java-helper clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,14 @@ sandbox: install
 	$(BIN)/python -m pm_notebook.sandbox --env-file .env.sandbox
 
 bench: install system-deps
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/bench_server.py
+	$(BIN)/python bench/bench_client.py
+
+# Rebuild the column-wise JDBC reader shipped in the package (needs a JDK; users only need a JRE >= 11).
+java-helper:
+	cd pm_notebook/sql/java && rm -rf build && mkdir build \
+	  && javac --release 11 -d build ColumnarReader.java \
+	  && jar --create --file pm-columnar.jar -C build . && rm -rf build
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache test-artifacts
