@@ -1,4 +1,4 @@
-"""The notebook's current connection: shared by ``%pmsql`` and the widgets without them importing each other."""
+"""The notebook's current connection, shared by ``%pmsql`` and the widgets (which never import each other)."""
 
 from __future__ import annotations
 

@@ -115,7 +115,7 @@ class Connection:
         if transports is None:
             s = self._settings
             transports = sql.Transports(jdbc_url=s.jdbc_url, sql_http_url=s.sql_http_url, user=s.client_id,
-                                        password=s.client_secret.reveal(), timeout=max(300.0, s.timeout[1]))
+                                        password=s.client_secret, timeout=max(300.0, s.timeout[1]))
             self.__dict__["_sql_transports"] = transports
         return transports
 

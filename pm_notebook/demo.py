@@ -38,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transport", default="auto", help="auto | jdbc | avatica | druid")
     parser.add_argument("-v", "--verbose", action="store_true", help="DEBUG logging (secrets are redacted)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
+    level = logging.DEBUG if args.verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(name)s: %(message)s")
     pd.set_option("display.width", 140)
     pd.set_option("display.max_columns", 12)
 

@@ -52,7 +52,9 @@ __all__ = [
 # A JWT is three base64url segments separated by dots; the first starts with "eyJ" ('{"').
 _JWT = re.compile(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
 _BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+")
-_SECRET_KV = re.compile(r"(?i)((?:client_secret|password|access_token|refresh_token)[\"']?\s*[=:]\s*[\"']?)[^\s&\"',}]+")
+_SECRET_KV = re.compile(
+    r"(?i)((?:client_secret|password|access_token|refresh_token)[\"']?\s*[=:]\s*[\"']?)[^\s&\"',}]+"
+)
 
 
 def redact(text: str) -> str:

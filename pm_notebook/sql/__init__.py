@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from .._secret import Secret
 from ..errors import ConfigurationError
 
 __all__ = [
@@ -199,7 +200,7 @@ def make_transport(
     jdbc_url: str,
     sql_http_url: str,
     user: str,
-    password: str,
+    password: Secret | str,
     timeout: float = 300.0,
     driver: str | None = None,
 ) -> Transport:
@@ -235,7 +236,7 @@ class Transports:
         jdbc_url: str,
         sql_http_url: str,
         user: str,
-        password: str,
+        password: Secret | str,
         timeout: float = 300.0,
         driver: str | None = None,
     ) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import requests
 
 from .. import _http
+from .._secret import Secret
 from ..errors import ConfigurationError, PMError, QueryError
 from . import Batch, ColumnSpec, Pending
 from . import _protocol as proto
@@ -62,14 +63,15 @@ class AvaticaTransport:
         self,
         url: str,
         user: str,
-        password: str,
+        password: Secret | str,
         *,
         timeout: float = 300.0,
         session: requests.Session | None = None,
         frame_rows: int = FRAME_ROWS,
     ) -> None:
         self.url = url
-        self._info = {"user": user, "password": password}
+        self._user = user
+        self._password = Secret(password)
         self._timeout = (10.0, float(timeout))
         self._own_session = session is None
         self._session = session or requests.Session()
@@ -81,7 +83,7 @@ class AvaticaTransport:
         self._closed = False
 
     def __repr__(self) -> str:
-        return f"AvaticaTransport(url={self.url!r}, user={self._info['user']!r})"
+        return f"AvaticaTransport(url={self.url!r}, user={self._user!r})"
 
     # -- calls
     def call(
@@ -128,7 +130,8 @@ class AvaticaTransport:
             raise ClosedError("This Avatica transport is closed.")
         if self._connection_id is None:
             connection_id = str(uuid.uuid4())
-            self.call(proto.open_connection(connection_id, dict(self._info)), "openConnection")
+            info = {"user": self._user, "password": self._password.reveal()}
+            self.call(proto.open_connection(connection_id, info), "openConnection")
             self.call(proto.connection_sync(connection_id), "connectionSync")
             self._connection_id = connection_id
             log.debug("Avatica connection %s opened on %s", connection_id, self.url)

@@ -22,6 +22,7 @@ import orjson
 import requests
 
 from .. import _http
+from .._secret import Secret
 from ..errors import ConfigurationError, PMError, QueryError
 from . import Batch, ColumnSpec, run_interruptible
 from ._errors import from_druid
@@ -109,14 +110,15 @@ class DruidTransport:
         self,
         url: str,
         user: str,
-        password: str,
+        password: Secret | str,
         *,
         timeout: float = 300.0,
         session: requests.Session | None = None,
     ) -> None:
         url = url.rstrip("/")
         self.url = url + "/" if url.endswith(_SQL_PATH.rstrip("/")) else url + _SQL_PATH
-        self._auth = (user, password)
+        self._user = user
+        self._password = Secret(password)
         self._timeout = (10.0, float(timeout))
         self._own_session = session is None
         self._session = session or requests.Session()
@@ -125,7 +127,7 @@ class DruidTransport:
         self._closed = False
 
     def __repr__(self) -> str:
-        return f"DruidTransport(url={self.url!r}, user={self._auth[0]!r})"
+        return f"DruidTransport(url={self.url!r}, user={self._user!r})"
 
     def execute(
         self, sql: str, params: Sequence[Any] | None = None, *, batch_rows: int = 65536
@@ -160,7 +162,7 @@ class DruidTransport:
                         timeout=self._timeout,
                         what="Druid SQL query",
                         data=orjson.dumps(body),
-                        auth=self._auth,
+                        auth=(self._user, self._password.reveal()),
                         stream=True,
                         headers={"Content-Type": "application/json"},
                     )
@@ -183,7 +185,7 @@ class DruidTransport:
                     self.url + query_id,
                     timeout=(5.0, 10.0),
                     what="Druid SQL cancel",
-                    auth=self._auth,
+                    auth=(self._user, self._password.reveal()),
                 )
                 log.debug("Druid cancel of %s answered %s", query_id, response.status_code)
             except PMError as exc:

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 
+from .._secret import Secret
 from ..errors import ClosedError, ConfigurationError, QueryError
 from . import Batch, ColumnSpec, run_interruptible
 from ._errors import from_java
@@ -88,14 +89,14 @@ class JdbcTransport:
         self,
         jdbc_url: str,
         user: str,
-        password: str,
+        password: Secret | str,
         *,
         driver: str | None = None,
         fetch_size: int = FETCH_SIZE,
     ) -> None:
         self.url = jdbc_url_with_options(jdbc_url, fetch_size=fetch_size, transparent_reconnection="true")
         self._user = user
-        self._password = password
+        self._password = Secret(password)
         self._driver = driver
         self._lock = threading.RLock()
         self._jconn: Any = None
@@ -115,7 +116,7 @@ class JdbcTransport:
 
             props = jpype.java.util.Properties()
             props.setProperty("user", self._user)
-            props.setProperty("password", self._password)
+            props.setProperty("password", self._password.reveal())
             driver = jpype.JClass(DRIVER_CLASS)()
             try:
                 jconn = run_java(lambda: driver.connect(self.url, props))
