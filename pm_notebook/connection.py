@@ -1,10 +1,4 @@
-"""``Connection``: the one object a notebook holds — settings, token, REST and SQL in one place.
-
-Ownership while the first version is being built (remove this note when done):
-- REST part (``__init__``, ``settings``, ``tokens``, ``rest``, ``projects`` ... ``workgroup``, ``close``):
-  client core (issue 4).
-- SQL part (``query*``, ``to_parquet``, ``dbapi``, ``columns``): SQL client (issue 5).
-"""
+"""``Connection``: the one object a notebook holds — settings, token, REST and SQL in one place."""
 
 from __future__ import annotations
 
@@ -35,7 +29,6 @@ class Connection:
     lazily, the SQL transports; ``with connect() as conn:`` closes them all.
     """
 
-    # --- REST part (issue 4) -------------------------------------------------------------------
     def __init__(self, settings: Settings) -> None:
         if not isinstance(settings, Settings):
             raise TypeError("Connection expects a pm_notebook.config.Settings; use pm_notebook.connect(...)")
@@ -45,6 +38,7 @@ class Connection:
         self.tokens = TokenProvider(settings, self._session)
         #: the typed REST client
         self.rest = RestClient(settings, self._session, self.tokens)
+        self._sql_transports: sql.Transports | None = None  # created on the first query
         self._closed = False
 
     @property
@@ -103,32 +97,41 @@ class Connection:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # --- SQL part (issue 5) --------------------------------------------------------------------
+    # --- SQL ----------------------------------------------------------------------------------
     #: default SQL transport: "auto" (probe, fastest first), "druid", "avatica" or "jdbc"
     sql_transport: str = "auto"
     #: rows per transport batch (memory bound of query_chunks/to_parquet between conversions)
     sql_batch_rows: int = 65536
+    #: the transport the last statement went through ("druid", "avatica" or "jdbc"); None before any
+    last_transport: str | None = None
 
     def _sql(self) -> sql.Transports:
         self._check_open()
-        transports = self.__dict__.get("_sql_transports")
-        if transports is None:
+        if self._sql_transports is None:
             s = self._settings
-            transports = sql.Transports(jdbc_url=s.jdbc_url, sql_http_url=s.sql_http_url, user=s.client_id,
-                                        password=s.client_secret, timeout=max(300.0, s.timeout[1]))
-            self.__dict__["_sql_transports"] = transports
-        return transports
+            self._sql_transports = sql.Transports(
+                jdbc_url=s.jdbc_url,
+                sql_http_url=s.sql_http_url,
+                user=s.client_id,
+                password=s.client_secret,
+                timeout=max(300.0, s.timeout[1]),
+            )
+        return self._sql_transports
 
     def _close_sql(self) -> None:
-        transports = self.__dict__.pop("_sql_transports", None)
+        transports, self._sql_transports = self._sql_transports, None
         if transports is not None:
             transports.close()
 
     @contextmanager
     def _statement(self, sql_text: str, params: Any, transport: str | None) -> Iterator[sql.Result]:
-        """Run one statement; Ctrl-C cancels it on the server and surfaces as QueryCancelled."""
+        """Run one statement; Ctrl-C cancels it on the server and surfaces as QueryCancelled.
+
+        The name of the transport used is left in ``self.last_transport`` (shown by the magic's footer).
+        """
         values = sql.check_params(params)
         chosen = self._sql().get(transport or self.sql_transport)
+        self.last_transport = chosen.name
         result = None
         try:
             result = chosen.execute(sql_text, values, batch_rows=self.sql_batch_rows)
@@ -174,7 +177,9 @@ class Connection:
         Types: TIMESTAMP → ``datetime64[ms, UTC]``, BIGINT → ``Int64``, DOUBLE → ``float64``, VARCHAR →
         ``string``, BOOLEAN → ``boolean``, arrays → lists; NULLs are kept; an empty result keeps its columns.
         """
-        return frames.to_pandas(self.query_arrow(sql, params, transport=transport), consume=True)
+        frame = frames.to_pandas(self.query_arrow(sql, params, transport=transport), consume=True)
+        frame.attrs["transport"] = self.last_transport
+        return frame
 
     def query_arrow(self, sql: str, params: Any = None, *, transport: str | None = None) -> pa.Table:
         """Run *sql* and return a ``pyarrow.Table`` with the same types as :meth:`query`."""
@@ -191,8 +196,11 @@ class Connection:
         if not isinstance(chunk_rows, int) or chunk_rows < 1:
             raise ConfigurationError(f"chunk_rows must be a positive integer, got {chunk_rows!r}.")
         with self._statement(sql, params, transport) as result:
+            result_transport = self.last_transport
             for table in frames.rechunk(result.columns, result.batches(), chunk_rows):
-                yield frames.to_pandas(table, consume=True)
+                chunk = frames.to_pandas(table, consume=True)
+                chunk.attrs["transport"] = result_transport
+                yield chunk
 
     def to_parquet(self, sql: str, path: Any, params: Any = None, *, transport: str | None = None) -> int:
         """Stream the result of *sql* into a Parquet file at *path*; return the number of rows written."""
@@ -204,6 +212,7 @@ class Connection:
         """A PEP 249 connection (paramstyle ``qmark``) on its own transport, for ``pandas.read_sql`` etc."""
         name = self._sql().resolve(transport or self.sql_transport)
         return dbapi.Connection(lambda: self._sql().new(name), to_arrow=frames.batch_to_arrow)
+
 
 def connect(
     base_url: str | None = None,
