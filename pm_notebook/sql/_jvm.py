@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import types
 import zipfile
 from pathlib import Path
 
@@ -286,3 +287,20 @@ def ensure_jvm(driver: str | os.PathLike[str] | None = None) -> None:
                 f"The Java VM at {libjvm} (from {origin}) could not start: {exc}.",
                 hint="Set JAVA_HOME to a Java 11+ installation, or use transport='avatica'.",
             ) from exc
+        _quiet_slf4j(jpype)
+
+
+def _quiet_slf4j(jpype: types.ModuleType) -> None:
+    """Initialise the driver's bundled SLF4J with stderr muted: it has no binding and would print a three-line
+    "Failed to load class org.slf4j.impl.StaticLoggerBinder" warning into the user's notebook."""
+    system = jpype.JClass("java.lang.System")
+    stream = jpype.JClass("java.io.PrintStream")
+    null = jpype.JClass("java.io.OutputStream").nullOutputStream()
+    saved = system.err
+    system.setErr(stream(null))
+    try:
+        jpype.JClass("org.slf4j.LoggerFactory").getILoggerFactory()
+    except jpype.JException as exc:  # a user-given driver jar may not bundle SLF4J: nothing to quiet
+        log.debug("SLF4J not initialised: %s", exc)
+    finally:
+        system.setErr(saved)
