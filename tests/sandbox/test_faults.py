@@ -7,19 +7,12 @@ import time
 import pytest
 import requests
 
+from ._token import client_credentials
+
 
 @pytest.fixture(scope="module")
 def bearer(sandbox) -> dict[str, str]:
-    wg = sandbox.workgroups["demo"]
-    r = requests.post(
-        f"{sandbox.auth_url}/protocol/openid-connect/token",
-        data={
-            "grant_type": "client_credentials",
-            "client_id": wg.client_id,
-            "client_secret": wg.client_secret,
-        },
-        timeout=10,
-    )
+    r = client_credentials(sandbox)
     return {"Authorization": f"Bearer {r.json()['access_token']}"}
 
 
@@ -79,16 +72,7 @@ def test_faults_apply_on_the_sql_port(sandbox):
 
 def test_token_endpoint_can_fail_too(sandbox):
     sandbox.fault("/realms/", status=503)
-    wg = sandbox.workgroups["demo"]
-    r = requests.post(
-        f"{sandbox.auth_url}/protocol/openid-connect/token",
-        data={
-            "grant_type": "client_credentials",
-            "client_id": wg.client_id,
-            "client_secret": wg.client_secret,
-        },
-        timeout=10,
-    )
+    r = client_credentials(sandbox)
     assert r.status_code == 503
 
 

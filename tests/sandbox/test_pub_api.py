@@ -10,20 +10,14 @@ import requests
 
 from pm_notebook._models import table_kind
 
+from ._token import client_credentials
+
 
 @pytest.fixture(scope="module")
 def tokens(sandbox) -> dict[str, str]:
     out = {}
-    for key, wg in sandbox.workgroups.items():
-        r = requests.post(
-            f"{sandbox.auth_url}/protocol/openid-connect/token",
-            data={
-                "grant_type": "client_credentials",
-                "client_id": wg.client_id,
-                "client_secret": wg.client_secret,
-            },
-            timeout=10,
-        )
+    for key in sandbox.workgroups:
+        r = client_credentials(sandbox, key)
         assert r.status_code == 200, r.text
         out[key] = r.json()["access_token"]
     return out
@@ -194,16 +188,7 @@ def test_tampered_token_is_401(sandbox, tokens):
 
 
 def test_refresh_token_is_not_a_bearer_token(sandbox):
-    wg = sandbox.workgroups["demo"]
-    r = requests.post(
-        f"{sandbox.auth_url}/protocol/openid-connect/token",
-        data={
-            "grant_type": "client_credentials",
-            "client_id": wg.client_id,
-            "client_secret": wg.client_secret,
-        },
-        timeout=10,
-    )
+    r = client_credentials(sandbox)
     _assert_401(get(sandbox, "/projects", r.json()["refresh_token"]))
 
 
