@@ -70,8 +70,16 @@ def main(argv: list[str] | None = None) -> int:
                 started = time.perf_counter()
                 df = conn.query(sql.format(**names), transport=args.transport)
                 ms = (time.perf_counter() - started) * 1000
-                print(f"\n{title}  [{len(df)} rows, {ms:.0f} ms]")
+                print(f"\n{title}  [{len(df)} rows, {ms:.0f} ms via {df.attrs.get('transport')}]")
                 print(df.to_string(index=False))
+            first = QUESTIONS[next(iter(QUESTIONS))].format(**names)
+            try:
+                via_jdbc = conn.query(first, transport="jdbc")
+            except pm_notebook.PMError as exc:  # no Java here: say why, the other paths still work
+                print(f"\nJDBC path unavailable: {exc}")
+            else:
+                same = via_jdbc.equals(conn.query(first, transport=args.transport))
+                print(f"\nThe real Avatica JDBC driver gives the same top variants: {same}")
             print("\nColumn types as pandas sees them (vertex table):")
             sample = conn.query(f"SELECT * FROM {names['vertex']} LIMIT 3", transport=args.transport)
             print(sample.dtypes.to_string())
