@@ -10,9 +10,8 @@ import pytest
 
 @pytest.mark.jdbc
 def test_demo_runs_end_to_end():
-    done = subprocess.run(
-        [sys.executable, "-m", "pm_notebook.demo", "--cases", "150"], capture_output=True, text=True, timeout=300
-    )
+    command = [sys.executable, "-m", "pm_notebook.demo", "--cases", "150"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "Projects:" in out and "Purchase to Pay" in out

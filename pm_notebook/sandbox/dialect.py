@@ -9,9 +9,15 @@ arguments (``TIMESTAMPADD``) keep each value bound to its own placeholder.
 Druid semantics kept: ``__time`` and other TIMESTAMPs in UTC; ``TIME_FLOOR`` buckets counted from the
 epoch (weeks from a Monday, months from a month start); ``EXTRACT(DOW ...)`` is ISO (Monday = 1);
 ``APPROX_*`` aggregates are answered exactly (a sandbox may be more precise than a sketch);
-``col = 'x'`` on a multi-value column matches rows where any value is ``'x'``.
-Known differences: ``a / b`` of two integers is a DOUBLE here (Druid truncates); grouping on a
-multi-value column groups whole arrays; time zones other than UTC in the ``TIME_*`` functions are refused.
+``col = 'x'`` on a multi-value column matches rows where any value is ``'x'``; grouping on a
+multi-value column (directly, by alias or by ordinal) unnests it, one group per value, an empty or NULL
+array giving one NULL group (:func:`_unnest_mv_groups`); ``a / b`` of two operands known to be integers
+(integer literals, integer columns, ``COUNT``, ``SUM``/``MIN``/``MAX`` of integers...) truncates
+(:func:`_integer_division`).
+Known differences: grouping on an expression over a multi-value column (other than the ``MV_*`` and
+``ARRAY_*`` functions, which see the whole array) is refused; ``/`` stays a DOUBLE division when an
+operand's type is not known (parameters, columns of subqueries); time zones other than UTC in the
+``TIME_*`` functions are refused.
 """
 
 from __future__ import annotations
@@ -121,6 +127,8 @@ def translate(sql: str, catalog: Catalog) -> Translated:
     tables = check_tree(tree, catalog)
     _name_expressions(tree)
     param_types = _param_types(tree, catalog, len(params))
+    _integer_division(tree, catalog)
+    _unnest_mv_groups(tree, catalog)
     tree = _Rewriter(catalog).rewrite(tree)
     return Translated(
         sql=tree.sql(dialect="duckdb"),
@@ -191,6 +199,228 @@ def duckdb_to_druid(duck: str) -> str:
     if base.startswith(("STRUCT", "MAP", "UNION")):
         return "OTHER"
     return "VARCHAR"
+
+
+# --------------------------------------------------------------------------------------------------
+# Integer division and GROUP BY on multi-value columns (tree-level rewrites, before :class:`_Rewriter`)
+# --------------------------------------------------------------------------------------------------
+
+_INT_FUNCS = {
+    "STRLEN",
+    "MV_LENGTH",
+    "ARRAY_LENGTH",
+    "TIMESTAMPDIFF",
+    "TIMESTAMP_TO_MILLIS",
+    "TIME_EXTRACT",
+    "DIV",
+    "PARSE_LONG",
+    "CHAR_LENGTH",
+    "CHARACTER_LENGTH",
+}
+
+
+def _integer_division(tree: exp.Expression, catalog: Catalog) -> None:
+    """Rewrite ``a / b`` to DuckDB's ``a // b`` where both operands are known integers (Druid: BIGINT)."""
+    for div in list(tree.find_all(exp.Div)):
+        if _is_int(div.this, catalog) and _is_int(div.expression, catalog):
+            div.replace(exp.IntDiv(this=div.this, expression=div.expression))
+
+
+def _is_int(node: exp.Expression | None, catalog: Catalog) -> bool:
+    """Whether *node* is known to be integer-typed; ``False`` when unknown (so ``/`` stays a DOUBLE one)."""
+    if node is None:
+        return False
+    if isinstance(node, exp.Literal):
+        return not node.is_string and node.this.lstrip("-").isdigit()
+    if isinstance(node, exp.Paren | exp.Neg):
+        return _is_int(node.this, catalog)
+    if isinstance(node, exp.Add | exp.Sub | exp.Mul | exp.Mod | exp.IntDiv | exp.Div):
+        return _is_int(node.this, catalog) and _is_int(node.expression, catalog)
+    if isinstance(node, exp.Cast):
+        return node.to.is_type(*exp.DataType.INTEGER_TYPES)
+    if isinstance(node, exp.Count | exp.Length | exp.ArraySize):
+        return True
+    if isinstance(node, exp.Sum | exp.Min | exp.Max | exp.Abs):
+        return _is_int(node.this, catalog)
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).upper() in _INT_FUNCS
+    if isinstance(node, exp.Column):
+        return duckdb_to_druid(_column_type(node, catalog) or "") == "BIGINT"
+    return False
+
+
+def _column_type(col: exp.Column, catalog: Catalog) -> str | None:
+    """The DuckDB type of *col* when its SELECT reads only catalog tables (else ``None``: unknown)."""
+    select = col.find_ancestor(exp.Select)
+    if select is None or not select.args.get("from_"):
+        return None
+    sources = [select.args["from_"].this] + [j.this for j in select.args.get("joins") or []]
+    types = set()
+    for src in sources:
+        if not isinstance(src, exp.Table) or src.name not in catalog.tables:
+            return None
+        if col.table and col.table != src.alias_or_name:
+            continue
+        cols = {c.lower(): t for c, t in catalog.tables[src.name].items()}
+        if col.name.lower() in cols:
+            types.add(cols[col.name.lower()])
+    return types.pop() if len(types) == 1 else None
+
+
+def _under_array_fn(node: exp.Expression, top: exp.Expression) -> bool:
+    """Whether *node* is an argument of an ``MV_*``/``ARRAY_*`` function (which sees the whole array)."""
+    p = node.parent
+    while p is not None and p is not top.parent:
+        if isinstance(p, exp.Anonymous) and str(p.this).upper().startswith(("MV_", "ARRAY_")):
+            return True
+        if isinstance(p, exp.ArrayToString | exp.ArraySize | exp.ArrayContains | exp.ArrayOverlaps):
+            return True
+        p = p.parent
+    return False
+
+
+def _unnest_mv_groups(tree: exp.Expression, catalog: Catalog) -> None:
+    """Druid's GROUP BY on a multi-value column: one group per value (see module docstring)."""
+    mv = {c.lower() for c in catalog.multi_value_columns}
+    if not mv:
+        return
+    for select in list(tree.find_all(exp.Select)):
+        distinct = select.args.get("distinct")
+        if (
+            distinct is not None
+            and not distinct.args.get("on")
+            and not select.args.get("group")
+            and not any(e.find(exp.AggFunc) for e in select.expressions)
+            and any(
+                isinstance(e.unalias(), exp.Column) and e.unalias().name.lower() in mv
+                for e in select.expressions
+            )
+        ):
+            # SELECT DISTINCT is a GROUP BY of every item in Druid: it unnests multi-value columns too.
+            select.set("distinct", None)
+            select.set(
+                "group",
+                exp.Group(expressions=[exp.Literal.number(i + 1) for i in range(len(select.expressions))]),
+            )
+        if select.args.get("group"):
+            _unnest_select(select, mv, catalog)
+
+
+def _unnest_select(select: exp.Select, mv: set[str], catalog: Catalog) -> None:
+    group: exp.Group = select.args["group"]
+    items = select.expressions
+    aliases = {e.alias.lower(): e.this for e in items if isinstance(e, exp.Alias)}
+    for kind in ("rollup", "cube", "grouping_sets"):
+        for part in group.args.get(kind) or []:
+            for col in part.find_all(exp.Column):
+                if col.name.lower() in mv:
+                    raise SqlError(
+                        f"GROUP BY {kind.upper().replace('_', ' ')} on the multi-value column {col.name} is "
+                        "not supported by the sandbox.",
+                        "unsupported",
+                    )
+
+    targets: dict[tuple[str, str], exp.Column] = {}
+    for key in group.expressions:
+        node = key
+        if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+            i = int(node.this) - 1
+            node = items[i] if 0 <= i < len(items) else node
+        if isinstance(node, exp.Alias):
+            node = node.this
+        if isinstance(node, exp.Column) and not node.table and node.name.lower() not in mv:
+            node = aliases.get(node.name.lower(), node)
+        if isinstance(node, exp.Column) and node.name.lower() in mv:
+            targets.setdefault((node.table, node.name.lower()), node)
+            continue
+        for col in node.find_all(exp.Column):
+            if col.name.lower() in mv and not _under_array_fn(col, node):
+                raise SqlError(
+                    f"GROUP BY {node.sql(dialect=_DruidIn)}: grouping on an expression of the multi-value "
+                    f"column {col.name} is not supported by the sandbox (group by the column itself, or "
+                    "use MV_TO_STRING to group by the whole value).",
+                    "unsupported",
+                )
+    if not targets:
+        return
+
+    from_ = select.args.get("from_")
+    sources = ([from_.this] if from_ else []) + [j.this for j in select.args.get("joins") or []]
+    for n, ((qualifier, name), col) in enumerate(targets.items()):
+        if qualifier:
+            found = [s for s in sources if s.alias_or_name == qualifier]
+        elif len(sources) == 1:
+            found = sources
+        else:
+            found = [
+                s
+                for s in sources
+                if isinstance(s, exp.Table) and name in {c.lower() for c in catalog.tables.get(s.name, {})}
+            ]
+        if len(found) != 1 or not isinstance(found[0], exp.Table | exp.Subquery):
+            raise SqlError(
+                f"GROUP BY on the multi-value column {col.name}: the sandbox cannot tell which table of the "
+                "FROM clause it comes from (qualify it with its table's alias).",
+                "unsupported",
+            )
+        src = found[0]
+        alias = src.args.get("alias")
+        if alias is not None and alias.args.get("columns"):
+            raise SqlError(
+                f"GROUP BY on the multi-value column {col.name} of a source with column aliases is not "
+                "supported by the sandbox.",
+                "unsupported",
+            )
+        hidden = f"__mv{n}_{col.name}"
+        inner = src.copy()
+        inner.set("alias", None)
+        values = _tmpl(
+            "unnest(CASE WHEN len(__A__) > 0 THEN __A__ ELSE [NULL] END)", A=exp.column(col.name, quoted=True)
+        )
+        sub = exp.select(exp.Star(), exp.alias_(values, hidden, quoted=True)).from_(inner)
+        name_out = src.alias_or_name
+        wrapped = exp.Subquery(
+            this=sub,
+            alias=exp.TableAlias(this=exp.to_identifier(name_out, quoted=True)) if name_out else None,
+        )
+        src.replace(wrapped)
+        sources[sources.index(src)] = wrapped
+        _point_at(select, col, hidden)
+
+
+def _point_at(select: exp.Select, col: exp.Column, hidden: str) -> None:
+    """Make the select list, GROUP BY, HAVING and ORDER BY refer to the unnested *hidden* column."""
+    name, qualifier = col.name.lower(), col.table
+
+    def same(node: exp.Expression) -> bool:
+        return (
+            isinstance(node, exp.Column)
+            and node.name.lower() == name
+            and (node.table == qualifier or not node.table or not qualifier)
+        )
+
+    def ref() -> exp.Column:
+        return exp.column(hidden, table=qualifier or None, quoted=True)
+
+    def swap_refs(top: exp.Expression) -> exp.Expression:
+        if same(top):
+            return ref()
+        for c in list(top.find_all(exp.Column)):
+            if same(c) and not c.find_ancestor(exp.AggFunc) and not _under_array_fn(c, top):
+                c.replace(ref())
+        return top
+
+    for e in list(select.expressions):
+        if same(e):
+            e.replace(exp.alias_(ref(), e.name, quoted=True))
+        elif isinstance(e, exp.Alias):
+            e.set("this", swap_refs(e.this))
+    group = select.args["group"]
+    group.set("expressions", [swap_refs(k) for k in group.expressions])
+    for key in ("having", "order"):
+        part = select.args.get(key)
+        if part is not None:
+            swap_refs(part)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -513,8 +743,11 @@ class _Rewriter:
             col, val = right, left
         else:
             return node
-        if not isinstance(val, exp.Literal | exp.Placeholder | exp.Null):
-            return node
+        if isinstance(val, exp.Array) or (
+            isinstance(val, exp.Anonymous)
+            and str(val.this).upper() in ("ARRAY", "STRING_TO_MV", "MV_TO_ARRAY")
+        ):
+            return node  # array against array: left to DuckDB's whole-list comparison
         found = _tmpl("list_contains(__A__, __B__)", A=col, B=val)
         return found if isinstance(node, exp.EQ) else exp.Not(this=found)
 

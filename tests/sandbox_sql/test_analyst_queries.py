@@ -299,6 +299,58 @@ CASES: list[tuple[str, str, str]] = [
         "ORDER BY 1",
     ),
     (
+        "group_by_mv_column",
+        "SELECT distinct_vertices, COUNT(*) FROM {c} GROUP BY distinct_vertices ORDER BY 1",
+        "SELECT act, COUNT(*) FROM (SELECT unnest(distinct_vertices) act FROM druid.{c}) GROUP BY 1 "
+        "ORDER BY 1",
+    ),
+    (
+        "group_by_mv_alias_ordinal_order_by_count",
+        "SELECT distinct_vertices AS act, COUNT(*) AS n FROM {c} GROUP BY 1 ORDER BY n DESC, act",
+        "SELECT act, COUNT(*) n FROM (SELECT unnest(distinct_vertices) act FROM druid.{c}) GROUP BY 1 "
+        "ORDER BY n DESC, act",
+    ),
+    (
+        "group_by_mv_with_any_value_filter",
+        "SELECT distinct_vertices AS act, COUNT(DISTINCT caseid) AS n, SUM(duration) AS d FROM {c} "
+        "WHERE distinct_vertices = (SELECT MIN(vertex_name) FROM {v}) GROUP BY act ORDER BY act",
+        "SELECT act, COUNT(DISTINCT caseid), SUM(duration) FROM (SELECT caseid, duration, "
+        "unnest(distinct_vertices) act FROM druid.{c} WHERE list_contains(distinct_vertices, "
+        "(SELECT MIN(vertex_name) FROM druid.{v}))) GROUP BY 1 ORDER BY 1",
+    ),
+    (
+        "group_by_two_mv_columns",
+        "SELECT all_company_code_lpkr AS cc, distinct_vertices AS act, COUNT(*) FROM {c} "
+        "GROUP BY 1, 2 ORDER BY 1, 2",
+        "WITH a AS (SELECT caseid, unnest(coalesce(nullif(all_company_code_lpkr, []), [NULL])) cc "
+        "FROM druid.{c}), b AS (SELECT caseid, unnest(coalesce(nullif(distinct_vertices, []), [NULL])) act "
+        "FROM druid.{c}) SELECT cc, act, COUNT(*) FROM a JOIN b USING (caseid) GROUP BY 1, 2 "
+        "ORDER BY 1 NULLS FIRST, 2 NULLS FIRST",
+    ),
+    (
+        "group_by_mv_having",
+        "SELECT distinct_vertices, COUNT(*) AS n FROM {c} GROUP BY 1 HAVING COUNT(*) > 1 ORDER BY 1",
+        "SELECT act, COUNT(*) FROM (SELECT unnest(distinct_vertices) act FROM druid.{c}) GROUP BY 1 "
+        "HAVING COUNT(*) > 1 ORDER BY 1",
+    ),
+    (
+        "integer_division",
+        "SELECT 7 / 2, SUM(duration) / COUNT(*), MAX(tasks_count) / 2, COUNT(*) / 7 FROM {c}",
+        "SELECT 3, CAST(trunc(SUM(duration) / COUNT(*)) AS BIGINT), CAST(trunc(MAX(tasks_count) / 2) AS "
+        "BIGINT), CAST(trunc(COUNT(*) / 7) AS BIGINT) FROM druid.{c}",
+    ),
+    (
+        "integer_division_per_row",
+        "SELECT caseid, duration / 3600000, rework / 2 + 1 FROM {c} ORDER BY caseid LIMIT 20",
+        "SELECT caseid, CAST(trunc(duration / 3600000) AS BIGINT), CAST(trunc(rework / 2) AS BIGINT) + 1 "
+        "FROM druid.{c} ORDER BY caseid LIMIT 20",
+    ),
+    (
+        "float_division_stays_double",
+        "SELECT AVG(duration) / 3600000.0, SUM(duration) / 3600000.0, MAX(concurrency) / 2 FROM {c}",
+        "SELECT AVG(duration) / 3600000.0, SUM(duration) / 3600000.0, MAX(concurrency) / 2 FROM druid.{c}",
+    ),
+    (
         "paging",
         "SELECT caseid, duration FROM {c} ORDER BY duration DESC, caseid LIMIT 5 OFFSET 10",
         "SELECT caseid, duration FROM druid.{c} ORDER BY duration DESC, caseid LIMIT 5 OFFSET 10",

@@ -101,3 +101,155 @@ def test_joda_patterns():
     assert joda_to_strftime("EEE d MMM yy, h a") == "%a %-d %b %y, %-I %p"
     with pytest.raises(SqlError, match="'G'"):
         joda_to_strftime("G yyyy")
+
+
+# --- GROUP BY on a multi-value column, integer division ------------------------------------------
+
+MV_CATALOG = Catalog(
+    tables={
+        "p-2": {"caseid": "VARCHAR", "tags": "VARCHAR[]", "n": "BIGINT", "d": "DOUBLE"},
+        "p-3": {"caseid": "VARCHAR", "labels": "VARCHAR[]"},
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def mvdb():
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA druid")
+    con.execute(
+        'CREATE TABLE druid."p-2" AS SELECT * FROM (VALUES '
+        "('a', ['x', 'y'], 7, 1.5), ('b', ['y'], -7, 2.0), ('c', [], 3, 1.0), ('d', NULL, 4, 1.0)) "
+        "AS t(caseid, tags, n, d)"
+    )
+    con.execute(
+        "CREATE TABLE druid.\"p-3\" AS SELECT * FROM (VALUES ('a', ['l1', 'l2']), ('b', ['l1'])) "
+        "AS t(caseid, labels)"
+    )
+    yield con
+    con.close()
+
+
+def mvrun(db, sql):
+    return db.execute(translate(sql, MV_CATALOG).sql).fetchall()
+
+
+def _unnested(db, select: str, tail: str) -> list:
+    """Reference: *select* over ``p-2`` with ``tags`` unnested the Druid way (empty/NULL → one NULL)."""
+    return db.execute(
+        f"SELECT {select} FROM (SELECT caseid, n, d, unnest(coalesce(nullif(tags, []), [NULL])) AS tag "
+        f'FROM druid."p-2") AS u {tail}'
+    ).fetchall()
+
+
+@pytest.mark.parametrize(
+    ("sql", "select", "tail"),
+    [
+        (
+            'SELECT tags, COUNT(*) FROM "p-2" GROUP BY tags ORDER BY 1',
+            "tag, COUNT(*)",
+            "GROUP BY tag ORDER BY 1 NULLS FIRST",
+        ),
+        (
+            'SELECT tags, COUNT(*) FROM "p-2" GROUP BY 1 ORDER BY 1',
+            "tag, COUNT(*)",
+            "GROUP BY tag ORDER BY 1 NULLS FIRST",
+        ),
+        (
+            'SELECT tags AS t, COUNT(*) AS c FROM "p-2" GROUP BY t ORDER BY c DESC, t',
+            "tag, COUNT(*)",
+            "GROUP BY tag ORDER BY 2 DESC, 1 NULLS FIRST",
+        ),
+        (
+            'SELECT x.tags, SUM(x.n) FROM "p-2" AS x GROUP BY x.tags ORDER BY x.tags',
+            "tag, SUM(n)",
+            "GROUP BY tag ORDER BY 1 NULLS FIRST",
+        ),
+        (
+            "SELECT tags, COUNT(*) FROM \"p-2\" WHERE tags = 'x' GROUP BY 1 ORDER BY 1",
+            "tag, COUNT(*)",
+            "WHERE caseid = 'a' GROUP BY tag ORDER BY 1",
+        ),
+        (
+            "SELECT tags, COUNT(*) FROM \"p-2\" GROUP BY 1 HAVING tags <> 'x' ORDER BY 1",
+            "tag, COUNT(*)",
+            "GROUP BY tag HAVING tag <> 'x' ORDER BY 1",
+        ),
+        (
+            'SELECT caseid, tags FROM "p-2" GROUP BY caseid, tags ORDER BY 1, 2',
+            "caseid, tag",
+            "GROUP BY caseid, tag ORDER BY 1, 2 NULLS FIRST",
+        ),
+    ],
+)
+def test_group_by_multi_value_unnests(mvdb, sql, select, tail):
+    want = _unnested(mvdb, select, tail)
+    assert want
+    assert mvrun(mvdb, sql) == want
+
+
+def test_empty_and_null_arrays_make_one_null_group(mvdb):
+    assert (None, 2) in mvrun(mvdb, 'SELECT tags, COUNT(*) FROM "p-2" GROUP BY 1')
+
+
+def test_group_by_two_multi_value_columns_is_a_cartesian_product(mvdb):
+    rows = mvrun(
+        mvdb,
+        'SELECT a.tags, b.labels, COUNT(*) FROM "p-2" a JOIN "p-3" b ON a.caseid = b.caseid '
+        "GROUP BY 1, 2 ORDER BY 1, 2",
+    )
+    assert rows == [("x", "l1", 1), ("x", "l2", 1), ("y", "l1", 2), ("y", "l2", 1)]
+
+
+def test_group_by_whole_array_functions_is_not_unnested(mvdb):
+    rows = mvrun(mvdb, "SELECT MV_TO_STRING(tags, ','), COUNT(*) FROM \"p-2\" GROUP BY 1 ORDER BY 1")
+    assert ("x,y", 1) in rows and ("y", 1) in rows
+
+
+@pytest.mark.parametrize(
+    ("sql", "words"),
+    [
+        ('SELECT UPPER(tags), COUNT(*) FROM "p-2" GROUP BY 1', ["UPPER", "tags"]),
+        ('SELECT tags, COUNT(*) FROM "p-2" GROUP BY ROLLUP (tags)', ["ROLLUP", "tags"]),
+        ('SELECT tags, COUNT(*) FROM "p-2", "p-3" GROUP BY tags, labels', []),
+    ],
+)
+def test_group_by_multi_value_constructs_not_served_are_named(mvdb, sql, words):
+    try:
+        t = translate(sql, MV_CATALOG)
+    except SqlError as e:
+        assert all(w in str(e) for w in words), str(e)
+    else:  # unqualified columns of a join are resolved through the catalog
+        assert not words
+        rows = mvdb.execute(t.sql).fetchall()
+        assert ("x", 2) in rows and ("x", 1) in rows
+
+
+@pytest.mark.parametrize(
+    ("sql", "want"),
+    [
+        ("SELECT 7 / 2", [(3,)]),
+        ("SELECT -7 / 2", [(-3,)]),
+        ("SELECT 7 / 2.0", [(3.5,)]),
+        ('SELECT n / 2 FROM "p-2" ORDER BY caseid', [(3,), (-3,), (1,), (2,)]),
+        ('SELECT SUM(n) / COUNT(*), COUNT(*) / 3, MAX(n) / 2 FROM "p-2"', [(1, 1, 3)]),
+        ("SELECT AVG(n) / 2, d / 2 FROM \"p-2\" WHERE caseid = 'a' GROUP BY d", [(3.5, 0.75)]),
+        ("SELECT (n + 1) / 2, CAST(n AS BIGINT) / 3 FROM \"p-2\" WHERE caseid = 'a'", [(4, 2)]),
+        ('SELECT SUM(d) / 2 FROM "p-2"', [(2.75,)]),
+        ('SELECT x / 2 FROM (SELECT AVG(n) AS x FROM "p-2")', [(0.875,)]),
+    ],
+)
+def test_integer_division_truncates_like_druid(mvdb, sql, want):
+    assert mvrun(mvdb, sql) == want
+
+
+def test_select_distinct_on_a_multi_value_column_unnests(mvdb):
+    got = mvrun(mvdb, 'SELECT DISTINCT tags FROM "p-2" ORDER BY 1')
+    assert got == _unnested(mvdb, "DISTINCT tag", "ORDER BY 1 NULLS FIRST")
+
+
+def test_subquery_and_cte_sources_are_unnested(mvdb):
+    want = _unnested(mvdb, "tag, COUNT(*)", "GROUP BY 1 ORDER BY 1 NULLS FIRST")
+    assert mvrun(mvdb, 'SELECT tags, COUNT(*) FROM (SELECT * FROM "p-2") GROUP BY 1 ORDER BY 1') == want
+    cte = 'WITH c AS (SELECT * FROM "p-2") SELECT tags, COUNT(*) FROM c GROUP BY 1 ORDER BY 1'
+    assert mvrun(mvdb, cte) == want
