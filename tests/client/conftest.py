@@ -2,31 +2,9 @@
 
 from __future__ import annotations
 
-import keyring
 import pytest
 
 from pm_notebook.config import ENV_VARS
-
-
-class MemoryKeyring:
-    """A tiny in-memory keyring backend (keyring's own API, no OS store touched)."""
-
-    priority = 1
-
-    def __init__(self) -> None:
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.store.pop((service, username), None)
-
-    def get_credential(self, service: str, username: str | None):
-        return None
 
 
 @pytest.fixture(autouse=True)
@@ -39,11 +17,8 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
 
 
 @pytest.fixture(autouse=True)
-def memory_keyring(monkeypatch: pytest.MonkeyPatch) -> MemoryKeyring:
-    """Every test sees an empty in-memory keyring; tests may put values in it."""
-    backend = MemoryKeyring()
-    monkeypatch.setattr(keyring, "get_password", backend.get_password)
-    return backend
+def _empty_keyring(memory_keyring) -> None:
+    """Every client test sees an empty in-memory keyring (``memory_keyring``, tests/conftest.py)."""
 
 
 @pytest.fixture

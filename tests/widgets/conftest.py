@@ -2,42 +2,16 @@
 
 from __future__ import annotations
 
-import keyring
 import pytest
-from keyring.backend import KeyringBackend
 
 from pm_notebook._context import clear_current
 from pm_notebook.connection import connect
 
 
-class MemoryKeyring(KeyringBackend):
-    """An in-process keyring, so tests never touch the developer's OS keyring."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.store.pop((service, username), None)
-
-
 @pytest.fixture(autouse=True)
-def memory_keyring(tmp_path, monkeypatch) -> MemoryKeyring:
+def _isolated(memory_keyring, tmp_path, monkeypatch) -> None:
     """Every widget test gets an empty in-memory keyring and a cwd without a ``.env``."""
     monkeypatch.chdir(tmp_path)
-    previous = keyring.get_keyring()
-    ring = MemoryKeyring()
-    keyring.set_keyring(ring)
-    yield ring
-    keyring.set_keyring(previous)
 
 
 @pytest.fixture(autouse=True)
