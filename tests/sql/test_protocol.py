@@ -1,6 +1,6 @@
 """Sans-IO Avatica layer, checked against the exact bodies recorded from the real 1.26.0 driver
-(/work/shared/reference/avatica-transcript.md): what we send must equal what the driver sends, and the answers
-the driver accepted must parse."""
+(shared/reference/avatica-transcript.md, beside the repository): what we send must equal what the
+driver sends, and the answers the driver accepted must parse."""
 
 from __future__ import annotations
 
