@@ -9,7 +9,7 @@ Measured in one run, on the same data and query (median of ``--repeat``):
   encoding and JSON, without HTTP;
 * ``avatica (HTTP, server process)``: the same requests over loopback HTTP to uvicorn running in its own
   process (as the sandbox does), bodies read but not parsed;
-* ``druid <format> (server)``: query + :func:`encode_result` bytes, without HTTP;
+* ``druid <format> (server)``: :func:`druid_sql.answer`: query and encoding in one DuckDB pipeline, no HTTP;
 * ``druid <format> (HTTP, server process)``: the same over loopback HTTP, streamed body read, not parsed.
 
 Ratios are ``path time / duckdb->arrow time`` (lower is better).
@@ -155,7 +155,8 @@ def main() -> int:
 
         def druid_local(fmt=fmt) -> None:
             req = druid_sql.parse_request(orjson.dumps({"query": sql, "resultFormat": fmt}))
-            for _ in druid_sql.encode_result(req, druid_sql.run(engine, wg.id, req)):
+            answer = druid_sql.answer(engine, wg.id, req)
+            for _ in answer.chunks or ():
                 pass
 
         results[f"druid {fmt} (server, no HTTP)"] = timed(druid_local, args.repeat)

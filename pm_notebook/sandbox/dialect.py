@@ -517,6 +517,9 @@ _JODA = [
     ("xxxx", "%G"),
 ]
 _ISO_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'"
+# The store keeps low-cardinality strings as ENUMs (see store.py); to clients they are VARCHARs, so in a
+# type name from typeof()/pg_typeof() every ENUM('a', 'it''s', ...) is replaced by VARCHAR.
+_PLAIN_TYPE_NAME = r"regexp_replace({fn}(__A__), '{enum}\((''([^'']|'''')*''(, )?)*\)', '{varchar}', 'g')"
 
 
 def _tmpl(template: str, **args: exp.Expression) -> exp.Expression:
@@ -675,6 +678,9 @@ class _Rewriter:
             "NVL": lambda n, a: exp.Coalesce(this=a[0], expressions=a[1:]),
             "REGEXP_LIKE": lambda n, a: _tmpl("regexp_matches(__A__, __B__)", A=a[0], B=a[1]),
             "STRING_FORMAT": lambda n, a: exp.Anonymous(this="printf", expressions=a),
+            "PG_TYPEOF": lambda n, a: _tmpl(
+                _PLAIN_TYPE_NAME.format(fn="pg_typeof", enum="enum", varchar="varchar"), A=a[0]
+            ),
         }
 
     def rewrite(self, tree: exp.Expression) -> exp.Expression:
@@ -699,6 +705,8 @@ class _Rewriter:
             if handler:
                 return handler(node, list(node.expressions))
             return node
+        if isinstance(node, exp.Typeof):
+            return _tmpl(_PLAIN_TYPE_NAME.format(fn="typeof", enum="ENUM", varchar="VARCHAR"), A=node.this)
         if isinstance(node, exp.ApproxDistinct):
             return exp.Count(this=exp.Distinct(expressions=[node.this]))
         if isinstance(node, exp.ApproxQuantile):

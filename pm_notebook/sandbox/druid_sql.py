@@ -1,8 +1,8 @@
 """Druid's SQL HTTP API (``POST /druid/v2/sql/``): request parsing and result encoding.
 
 Request: ``{"query", "resultFormat", "header", "typesHeader", "sqlTypesHeader", "parameters", "context"}``
-with HTTP Basic ``client_id:client_secret``. Results are encoded from the Arrow table in slices of
-``_CHUNK`` rows and streamed, in the five formats Druid has:
+with HTTP Basic ``client_id:client_secret``. Rows are encoded inside DuckDB as the query produces them
+(one pipeline: query → JSON/CSV text per row) and streamed in the five formats Druid has:
 
 * ``object`` (default) / ``array``: one JSON array of row objects / row arrays;
 * ``objectLines`` / ``arrayLines``: one JSON value per line, then an empty line marking the end;
@@ -18,23 +18,25 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import logging
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
-import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from .jsonrows import csv_ready, encode_rows, join_lines
-from .sqlengine import Column, QueryResult, SqlEngine
+from .jsonrows import csv_sql, row_json_sql, text_buffer
+from .sqlengine import Column, ResultStream, SqlEngine
 from .sqlerrors import SqlError
 
-__all__ = ["DruidRequest", "encode_result", "parse_request"]
+log = logging.getLogger(__name__)
+
+__all__ = ["Answer", "DruidRequest", "answer", "parse_request"]
 
 FORMATS = ("object", "array", "objectLines", "arrayLines", "csv")
-_CHUNK = 50_000
+_PREFETCH = 1 << 20  # bytes encoded before answering
 _MEDIA = {
     "object": "application/json",
     "array": "application/json",
@@ -132,13 +134,91 @@ def parse_request(body: bytes) -> DruidRequest:
     )
 
 
-def run(engine: SqlEngine, client_id: str, req: DruidRequest) -> QueryResult:
-    """Execute the request's query (timeout from ``context.timeout`` in ms, capped by the options)."""
+def _timeout(req: DruidRequest) -> float | None:
     timeout = req.context.get("timeout")
-    seconds = float(timeout) / 1000 if isinstance(timeout, int | float) and timeout > 0 else None
-    result = engine.execute(client_id, req.query, req.parameters, timeout=seconds)
-    result.query_id = req.query_id
-    return result
+    return float(timeout) / 1000 if isinstance(timeout, int | float) and timeout > 0 else None
+
+
+@dataclass
+class Answer:
+    """The response body of a query: whole (``body``) when it is small, else ``chunks`` to stream."""
+
+    columns: list[Column]
+    body: bytes | None
+    chunks: Iterator[bytes | memoryview] | None = None
+
+    def close(self) -> None:
+        """Stop the query and free its slot when the answer will not be sent (client gone)."""
+        if self.chunks is not None:
+            self.chunks.close()  # type: ignore[attr-defined]
+
+
+def answer(
+    engine: SqlEngine,
+    client_id: str,
+    req: DruidRequest,
+    *,
+    prefetch: int = _PREFETCH,
+    batch_rows: int = 50_000,
+) -> Answer:
+    """Run the request's query and encode its rows while they are computed.
+
+    Query and encoding run as one DuckDB pipeline (:meth:`SqlEngine.stream`); the first *prefetch* bytes are
+    produced before answering, so errors of small results (row cap, timeout) still get a Druid error body,
+    and a result that fits comes back whole. Larger results stream; a failure after the first bytes ends the
+    stream early (without the final empty line of the ``*Lines`` formats), as Druid does.
+    """
+    fmt = req.result_format
+    stringify = bool(req.context.get("sqlStringifyArrays", True))
+    if fmt == "csv":
+        select = csv_sql
+    else:
+        terminator = "\n" if fmt.endswith("Lines") else ","
+        objects = fmt.startswith("object")
+
+        def select(columns: list[Column], sources: list[str], duck_types: list[str]) -> list[str]:
+            row = row_json_sql(
+                columns,
+                mode="druid",
+                objects=objects,
+                stringify=stringify,
+                terminator=terminator,
+                sources=sources,
+                duck_types=duck_types,
+            )
+            return [row]
+
+    stream = engine.stream(
+        client_id, req.query, req.parameters, select, timeout=_timeout(req), batch_rows=batch_rows
+    )
+    chunks = _encode(req, stream)
+    head: list[bytes | memoryview] = []
+    size = 0
+    try:
+        for piece in chunks:
+            head.append(piece)
+            size += len(piece)
+            if size >= prefetch:
+                break
+        else:
+            return Answer(stream.columns, b"".join(head))
+    except BaseException:
+        stream.close()
+        raise
+    return Answer(stream.columns, None, _chain(head, chunks))
+
+
+def _chain(
+    head: list[bytes | memoryview], rest: Iterator[bytes | memoryview]
+) -> Iterator[bytes | memoryview]:
+    try:
+        yield from head
+        head.clear()
+        yield from rest
+    except SqlError as exc:  # after the first bytes there is no way to send an error body
+        log.warning("Druid SQL stream ended early: %s", exc)
+    finally:
+        rest.close()  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -167,46 +247,39 @@ def _header_rows(req: DruidRequest, columns: list[Column]) -> tuple[Any, list[li
     return obj, rows
 
 
-def encode_result(req: DruidRequest, result: QueryResult) -> Iterator[bytes]:
-    """Yield the response body of *result* in the request's format, a slice of rows at a time."""
-    columns, table, fmt = result.columns, result.table, req.result_format
-    stringify = bool(req.context.get("sqlStringifyArrays", True))
+def _encode(req: DruidRequest, stream: ResultStream) -> Iterator[bytes | memoryview]:
+    """The response body of *stream* in the request's format, a batch of rows at a time."""
+    columns, fmt = stream.columns, req.result_format
     header_obj, header_rows = _header_rows(req, columns) if req.header else (None, [])
-    if fmt == "csv":
-        yield from _encode_csv(table, columns, header_rows)
-        return
-    lines = fmt.endswith("Lines")
-    objects = fmt.startswith("object")
-    sep = b"\n" if lines else b","
-    wrote = False
-    if not lines:
-        yield b"["
-    if req.header:
-        head = [orjson.dumps(header_obj)] if objects else [orjson.dumps(r) for r in header_rows]
-        yield sep.join(head)
-        wrote = True
-    for start in range(0, table.num_rows, _CHUNK):
-        chunk = table.slice(start, _CHUNK)
-        body = join_lines(
-            encode_rows(chunk, columns, mode="druid", objects=objects, stringify=stringify), sep
-        )
-        yield sep + body if wrote else body
-        wrote = True
-    if lines:
-        yield b"\n\n" if wrote else b"\n"
-    else:
-        yield b"]"
-
-
-def _encode_csv(table: pa.Table, columns: list[Column], header_rows: list[list[str]]) -> Iterator[bytes]:
-    for row in header_rows:
-        yield (",".join(_csv_cell(v) for v in row) + "\n").encode()
-    for start in range(0, table.num_rows, _CHUNK):
-        chunk = csv_ready(table.slice(start, _CHUNK), columns)
-        buf = io.BytesIO()
-        pacsv.write_csv(chunk, buf, pacsv.WriteOptions(include_header=False, quoting_style="needed"))
-        yield buf.getvalue()
-    yield b"\n"
+    with stream:
+        if fmt == "csv":
+            for row in header_rows:
+                yield (",".join(_csv_cell(v) for v in row) + "\n").encode()
+            for batch in stream:
+                buf = io.BytesIO()
+                pacsv.write_csv(batch, buf, pacsv.WriteOptions(include_header=False, quoting_style="needed"))
+                yield buf.getvalue()
+            yield b"\n"
+        elif fmt.endswith("Lines"):
+            if req.header:
+                head = (
+                    [orjson.dumps(header_obj)]
+                    if fmt == "objectLines"
+                    else [orjson.dumps(r) for r in header_rows]
+                )
+                yield b"\n".join(head) + b"\n"
+            for batch in stream:
+                yield text_buffer(batch.column(0))  # every row ends with "\n"
+            yield b"\n"
+        else:
+            items = [orjson.dumps(header_obj)] if fmt == "object" else [orjson.dumps(r) for r in header_rows]
+            opened = b"[" + b",".join(items) if req.header else b"["
+            wrote = req.header
+            for batch in stream:
+                rows = text_buffer(batch.column(0))[:-1]  # every row ends with ","; drop the last
+                yield (opened + b"," if wrote else opened) + rows
+                opened, wrote = b"", True
+            yield opened + b"]"
 
 
 def _csv_cell(v: str) -> str:

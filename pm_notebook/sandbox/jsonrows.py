@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from .sqlengine import Column
 
-__all__ = ["csv_ready", "encode_rows", "join_lines"]
+__all__ = ["csv_sql", "encode_rows", "join_lines", "row_json_sql", "text_buffer"]
 
 _local = threading.local()
 _base: duckdb.DuckDBPyConnection | None = None
@@ -47,19 +47,61 @@ def _cursor() -> duckdb.DuckDBPyConnection:
     return cur
 
 
-def _expr(i: int, col: Column, mode: str, stringify: bool) -> str:
-    c = f"c{i}"
+def _expr(c: str, col: Column, mode: str, stringify: bool, duck_type: str = "") -> str:
+    """The SQL expression giving the JSON-ready value of column expression *c* of type *col*."""
     if col.type == "TIMESTAMP":
+        if "TIME ZONE" in duck_type.upper():
+            c = f"make_timestamp(epoch_us({c}))"  # the UTC wall clock, whatever the session zone
         return f"epoch_ms({c})" if mode == "avatica" else f"strftime({c}, '%Y-%m-%dT%H:%M:%S.%gZ')"
     if col.type == "DATE":
         if mode == "avatica":
             return f"CAST({c} - DATE '1970-01-01' AS INTEGER)"
         return f"strftime({c}, '%Y-%m-%dT00:00:00.000Z')"
     if col.type in ("DOUBLE", "FLOAT"):
-        return f"CASE WHEN isfinite({c}) THEN {c} END"
+        return f"CASE WHEN isfinite({c}) THEN CAST({c} AS {col.type}) END"
     if col.type == "ARRAY" and stringify and mode == "druid":
         return f"CAST(to_json({c}) AS VARCHAR)"
+    if duck_type and col.type in _CASTS and duck_type.upper() != _CASTS[col.type]:
+        return f"CAST({c} AS {_CASTS[col.type]})"  # HUGEINT, ENUM, ... → the Druid type's own
     return c
+
+
+_CASTS = {"BIGINT": "BIGINT", "VARCHAR": "VARCHAR", "BOOLEAN": "BOOLEAN"}
+
+
+def row_json_sql(
+    columns: list[Column],
+    *,
+    mode: str,
+    objects: bool = False,
+    stringify: bool = False,
+    terminator: str = "",
+    sources: list[str] | None = None,
+    duck_types: list[str] | None = None,
+) -> str:
+    """A SQL expression giving each row as JSON text (array, or object by name) followed by *terminator*.
+
+    :param sources: the SQL expression of each column (default ``c0``, ``c1``, ...).
+    :param duck_types: each column's DuckDB type, when the values are not yet normalised.
+    """
+    sources = sources or [f"c{i}" for i in range(len(columns))]
+    duck_types = duck_types or [""] * len(columns)
+    exprs = [
+        _expr(src, col, mode, stringify, dt)
+        for src, col, dt in zip(sources, columns, duck_types, strict=True)
+    ]
+    if objects:
+        args = ", ".join(
+            "'" + col.name.replace("'", "''") + "', " + e for col, e in zip(columns, exprs, strict=True)
+        )
+        text = f"CAST(json_object({args}) AS VARCHAR)" if columns else "'{}'"
+    else:
+        text = f"CAST(json_array({', '.join(exprs)}) AS VARCHAR)" if columns else "'[]'"
+    return f"{text} || {_sql_string(terminator)}" if terminator else text
+
+
+def _sql_string(text: str) -> str:
+    return " || ".join(f"chr({ord(ch)})" for ch in text) if text else "''"
 
 
 def encode_rows(
@@ -68,16 +110,7 @@ def encode_rows(
     """One JSON text per row of *table*: an array (``[v1, v2]``) or, with *objects*, an object by name."""
     if table.num_rows == 0:
         return pa.array([], pa.string())
-    if not columns:
-        return pa.array(["{}" if objects else "[]"] * table.num_rows, pa.string())
-    exprs = [_expr(i, col, mode, stringify) for i, col in enumerate(columns)]
-    if objects:
-        args = ", ".join(
-            "'" + col.name.replace("'", "''") + "', " + e for col, e in zip(columns, exprs, strict=True)
-        )
-        sql = f"SELECT CAST(json_object({args}) AS VARCHAR) AS j FROM t"
-    else:
-        sql = f"SELECT CAST(json_array({', '.join(exprs)}) AS VARCHAR) AS j FROM t"
+    sql = f"SELECT {row_json_sql(columns, mode=mode, objects=objects, stringify=stringify)} AS j FROM t"
     cur = _cursor()
     cur.register("t", table.rename_columns([f"c{i}" for i in range(table.num_columns)]))
     try:
@@ -86,22 +119,25 @@ def encode_rows(
         cur.unregister("t")
 
 
-def csv_ready(table: pa.Table, columns: list[Column]) -> pa.Table:
-    """*table* with TIMESTAMP/DATE as ISO strings and ARRAY/OTHER as JSON text, ready for a CSV writer."""
-    if table.num_rows == 0 or not any(c.type in ("TIMESTAMP", "DATE", "ARRAY", "OTHER") for c in columns):
-        return table
+def csv_sql(columns: list[Column], sources: list[str], duck_types: list[str]) -> list[str]:
+    """Per column, the SQL expression of its CSV cell text source (ISO times, JSON text for arrays)."""
     exprs = []
-    for i, col in enumerate(columns):
+    for src, col, dt in zip(sources, columns, duck_types, strict=True):
         if col.type in ("ARRAY", "OTHER"):
-            exprs.append(f"CAST(to_json(c{i}) AS VARCHAR) AS c{i}")
+            exprs.append(f"CAST(to_json({src}) AS VARCHAR)")
         else:
-            exprs.append(_expr(i, col, "druid", False) + f" AS c{i}")
-    cur = _cursor()
-    cur.register("t", table.rename_columns([f"c{i}" for i in range(table.num_columns)]))
-    try:
-        return cur.sql(f"SELECT {', '.join(exprs)} FROM t").to_arrow_table()
-    finally:
-        cur.unregister("t")
+            exprs.append(_expr(src, col, "druid", False, dt))
+    return exprs
+
+
+def text_buffer(lines: pa.Array) -> memoryview:
+    """The concatenated bytes of a string array's values, without a copy (nulls contribute nothing)."""
+    if len(lines) == 0:
+        return memoryview(b"")
+    wide = pa.types.is_large_string(lines.type)
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64 if wide else np.int32)
+    first, last = int(offsets[lines.offset]), int(offsets[lines.offset + len(lines)])
+    return memoryview(lines.buffers()[2])[first:last]
 
 
 def join_lines(lines: pa.Array, sep: bytes) -> bytes:

@@ -21,6 +21,7 @@ import dataclasses
 import logging
 
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -107,7 +108,7 @@ def create_sql_app(store: object, *, options: SqlOptions | None = None) -> Starl
         try:
             req = druid_sql.parse_request(await request.body())
             query_id = req.query_id
-            result = await run_in_threadpool(druid_sql.run, engine, wg.id, req)
+            answer = await run_in_threadpool(druid_sql.answer, engine, wg.id, req)
         except SqlError as e:
             return _druid_error(e, query_id)
         except Exception as e:  # keep the Druid error shape even for our own bugs
@@ -116,8 +117,10 @@ def create_sql_app(store: object, *, options: SqlOptions | None = None) -> Starl
         headers = {"X-Druid-SQL-Query-Id": req.query_id}
         if req.header:
             headers["X-Druid-SQL-Header-Included"] = "yes"
+        if answer.body is not None:
+            return Response(answer.body, media_type=req.media_type, headers=headers)
         return StreamingResponse(
-            druid_sql.encode_result(req, result), media_type=req.media_type, headers=headers
+            answer.chunks, media_type=req.media_type, headers=headers, background=BackgroundTask(answer.close)
         )
 
     routes = [

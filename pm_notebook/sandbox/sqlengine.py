@@ -4,14 +4,21 @@
 (:mod:`dialect`, cached), runs the query on a fresh cursor of the caller's own database under a timer
 that interrupts DuckDB at the deadline, enforces the row cap while reading Arrow batches, and
 normalises the columns to Druid's types (integers → BIGINT, decimals → DOUBLE, timestamps → ms, ...).
+
+Dictionary-encoded string columns (DuckDB ``ENUM``, see :mod:`pm_notebook.sandbox.store`) are an
+implementation detail: anything typed ``ENUM`` — a column, ``MAX(col)``, ``CASE``... — is reported as
+VARCHAR (result columns, INFORMATION_SCHEMA, the catalogue the dialect sees, error messages) and
+returned as plain Arrow strings.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import duckdb
@@ -22,7 +29,7 @@ from .dialect import Translated, duckdb_to_druid, translate
 from .guard import META_SCHEMA, Catalog
 from .sqlerrors import SqlError
 
-__all__ = ["Column", "QueryResult", "SqlEngine", "SqlOptions"]
+__all__ = ["Column", "QueryResult", "ResultStream", "SqlEngine", "SqlOptions"]
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +171,7 @@ class SqlEngine:
         cur = self._database(client_id).cursor()
         try:
             rel = cur.sql(translated.sql, params=translated.bind([None] * translated.param_count))
-            return translated, [_column(n, str(t)) for n, t in zip(rel.columns, rel.types, strict=True)]
+            return translated, [_column(n, t) for n, t in zip(rel.columns, rel.types, strict=True)]
         except duckdb.Error as e:
             raise _engine_error(e, sql) from None
         finally:
@@ -197,6 +204,34 @@ class SqlEngine:
         finally:
             wg.gate.release()
 
+    def stream(
+        self,
+        client_id: str,
+        sql: str,
+        params: list | None,
+        select: Callable[[list[Column], list[str], list[str]], list[str]],
+        *,
+        timeout: float | None = None,
+        batch_rows: int = 50_000,
+    ) -> ResultStream:
+        """Run *sql* and stream its rows through a projection computed inside DuckDB.
+
+        *select* receives the result columns, each column's SQL source (``c0``, ``c1``, ...) and its DuckDB
+        type, and returns the SQL expressions to compute per row (e.g. the row's JSON text). Query and
+        encoding then run in one DuckDB pipeline, batch by batch, while the caller sends earlier batches.
+        The workgroup's query slot, the cursor and the timeout timer are held until the stream is closed.
+
+        :raises SqlError: refused or invalid before any row; while iterating: timed out, over the row cap.
+        """
+        translated = self.translate(client_id, sql)
+        wg = self._workgroup(client_id)
+        limit = self.options.query_timeout if timeout is None else min(timeout, self.options.query_timeout)
+        if not wg.gate.acquire(timeout=limit):
+            raise SqlError("Too many queries are running for this workgroup; try again shortly.", "capacity")
+        return ResultStream(
+            self, wg.gate, client_id, sql, translated, list(params or []), select, limit, batch_rows
+        )
+
     def _run(
         self,
         client_id: str,
@@ -222,7 +257,7 @@ class SqlEngine:
             if translated.explain:
                 return self._explain(cur, translated, bound)
             rel = cur.sql(translated.sql, params=bound)
-            columns = [_column(n, str(t)) for n, t in zip(rel.columns, rel.types, strict=True)]
+            columns = [_column(n, t) for n, t in zip(rel.columns, rel.types, strict=True)]
             cap = self.options.max_rows
             want = cap + 1 if max_rows is None or max_rows < 0 else min(max_rows, cap + 1)
             batches, n = [], 0
@@ -269,6 +304,123 @@ class SqlEngine:
         return QueryResult(list(_EXPLAIN_COLUMNS), table)
 
 
+class ResultStream:
+    """Batches of a running query, projected by SQL expressions (see :meth:`SqlEngine.stream`).
+
+    Iterate for ``pyarrow.RecordBatch`` es; :meth:`close` (or the end of the rows, or ``with``) frees the
+    cursor and the workgroup's query slot.
+    """
+
+    def __init__(
+        self,
+        engine: SqlEngine,
+        gate: threading.BoundedSemaphore,
+        client_id: str,
+        sql: str,
+        translated: Translated,
+        params: list,
+        select: Callable[[list[Column], list[str], list[str]], list[str]],
+        timeout: float,
+        batch_rows: int,
+    ) -> None:
+        self._gate: threading.BoundedSemaphore | None = gate
+        self._sql = sql
+        self._timeout = timeout
+        self._cap = engine.options.max_rows
+        self._rows = 0
+        self._timed_out = threading.Event()
+        self._reader: pa.RecordBatchReader | None = None
+        self._cursor: duckdb.DuckDBPyConnection | None = None
+        self._timer = threading.Timer(timeout, self._interrupt)
+        self._timer.daemon = True
+        try:
+            self._cursor = engine._database(client_id).cursor()
+            self._timer.start()
+            bound = translated.bind(params)
+            if translated.explain:
+                explained = engine._explain(self._cursor, translated, bound)
+                inner = "SELECT " + ", ".join(
+                    f'CAST($e{i} AS VARCHAR) AS "{c.name}"' for i, c in enumerate(explained.columns)
+                )
+                bound = {
+                    f"e{i}": explained.table.column(i)[0].as_py() for i in range(explained.table.num_columns)
+                }
+            else:
+                inner = translated.sql
+            rel = self._cursor.sql(inner, params=bound)
+            self.columns = [_column(n, t) for n, t in zip(rel.columns, rel.types, strict=True)]
+            # An ENUM keeps its own name here, so the projection casts it to VARCHAR.
+            duck_types = ["ENUM" if t.id == "enum" else _type_name(t) for t in rel.types]
+            sources = [f"c{i}" for i in range(len(self.columns))]
+            exprs = select(self.columns, sources, duck_types)
+            if self.columns:
+                alias = ", ".join(sources)
+                wrapped = f"SELECT {', '.join(exprs)} FROM ({inner}) AS q({alias})"
+            else:
+                wrapped = f"SELECT {', '.join(exprs)} FROM ({inner}) AS q"
+            self._reader = self._cursor.sql(wrapped, params=bound).to_arrow_reader(batch_size=batch_rows)
+        except duckdb.Error as e:
+            self.close()
+            raise self._error(e) from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _interrupt(self) -> None:
+        self._timed_out.set()
+        self.cancel()
+
+    def _error(self, e: duckdb.Error) -> SqlError:
+        if self._timed_out.is_set():
+            return SqlError(
+                f"Query timeout: the statement ran longer than {self._timeout:g} s and was cancelled.",
+                "timeout",
+            )
+        return _engine_error(e, self._sql)
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        if self._reader is None:
+            return
+        try:
+            for batch in self._reader:
+                self._rows += batch.num_rows
+                if self._rows > self._cap:
+                    raise SqlError(
+                        f"The result has more than {self._cap:,} rows, the row cap of this endpoint: "
+                        "aggregate, filter or add a LIMIT.",
+                        "capacity",
+                    )
+                if batch.num_rows:
+                    yield batch
+        except duckdb.Error as e:
+            raise self._error(e) from None
+        finally:
+            self.close()
+
+    def cancel(self) -> None:
+        """Interrupt the running query (the iterator then ends with an error)."""
+        if self._cursor is not None:
+            self._cursor.interrupt()
+
+    def close(self) -> None:
+        """Free the cursor, the timer and the query slot (idempotent)."""
+        self._timer.cancel()
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+        if self._gate is not None:
+            if self._cursor is not None:
+                self._cursor.close()
+            self._gate.release()
+            self._gate = None
+
+    def __enter__(self) -> ResultStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 _EXPLAIN_COLUMNS = [
     Column("PLAN", "VARCHAR"),
     Column("RESOURCES", "VARCHAR"),
@@ -276,12 +428,24 @@ _EXPLAIN_COLUMNS = [
 ]
 
 
-def _column(name: str, duck_type: str) -> Column:
-    druid = duckdb_to_druid(duck_type)
+def _column(name: str, duck_type: duckdb.typing.DuckDBPyType | str) -> Column:
+    druid = duckdb_to_druid(duck_type if isinstance(duck_type, str) else _type_name(duck_type))
     if druid.startswith("ARRAY<"):
         return Column(name, "ARRAY", druid[6:-1], nullable=True)
     return Column(name, druid, nullable=name != "__time")
 
+
+def _type_name(duck_type: duckdb.typing.DuckDBPyType) -> str:
+    """DuckDB's name for *duck_type*, an ENUM (dictionary-encoded string) named VARCHAR."""
+    if duck_type.id == "enum":
+        return "VARCHAR"  # str() would spell out every value of the dictionary
+    if duck_type.id == "list":
+        return _type_name(duck_type.children[0][1]) + "[]"
+    return str(duck_type)
+
+
+# SQL naming a duckdb_columns() row's type as _type_name does (what the catalogue and metadata show).
+_COLUMN_TYPE_SQL = "CASE WHEN starts_with(data_type, 'ENUM(') THEN 'VARCHAR' ELSE data_type END"
 
 _ARROW = {
     "BIGINT": pa.int64(),
@@ -295,14 +459,18 @@ _ARROW = {
 
 
 def _normalise(table: pa.Table, columns: list[Column]) -> pa.Table:
-    """Cast every column to the Arrow type of its Druid type (cheap when already right)."""
+    """Cast every column to the Arrow type of its Druid type (cheap when already right).
+
+    ENUM values arrive as Arrow dictionaries; the cast decodes them to plain strings, also inside
+    lists, structs and maps.
+    """
     arrays = []
     for col, arr in zip(columns, table.columns, strict=True):
         if col.type == "ARRAY":
             target = pa.list_(_ARROW.get(col.component or "VARCHAR", pa.string()))
         else:
-            target = _ARROW.get(col.type)
-        if target is None or arr.type == target:
+            target = _ARROW.get(col.type) or _decoded(arr.type)
+        if arr.type == target:
             arrays.append(arr)
             continue
         try:
@@ -314,8 +482,29 @@ def _normalise(table: pa.Table, columns: list[Column]) -> pa.Table:
     return pa.Table.from_arrays(arrays, names=[c.name for c in columns])
 
 
+def _decoded(t: pa.DataType) -> pa.DataType:
+    """*t* with every dictionary type replaced by its value type."""
+    if pa.types.is_dictionary(t):
+        return _decoded(t.value_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        field = t.value_field.with_type(_decoded(t.value_type))
+        return pa.list_(field) if pa.types.is_list(t) else pa.large_list(field)
+    if pa.types.is_map(t):
+        return pa.map_(
+            t.key_field.with_type(_decoded(t.key_type)), t.item_field.with_type(_decoded(t.item_type))
+        )
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_decoded(t.field(i).type)) for i in range(t.num_fields)])
+    return t
+
+
+# An ENUM type as DuckDB spells it in messages: ENUM('a', 'it''s', ...).
+_ENUM_TYPE = re.compile(r"ENUM\((?:'(?:[^']|'')*'(?:, )?)*\)")
+
+
 def _engine_error(e: duckdb.Error, sql: str) -> SqlError:
     text = str(e).split("\n\nLINE ")[0].strip()
+    text = _ENUM_TYPE.sub("VARCHAR", text)
     text = text.replace(f'"{META_SCHEMA}".', "INFORMATION_SCHEMA.").replace(
         f"{META_SCHEMA}.", "INFORMATION_SCHEMA."
     )
@@ -334,7 +523,7 @@ def _read_catalog(db: duckdb.DuckDBPyConnection) -> Catalog:
     cur = db.cursor()
     try:
         rows = cur.execute(
-            "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+            f"SELECT schema_name, table_name, column_name, {_COLUMN_TYPE_SQL} FROM duckdb_columns() "
             "WHERE database_name = current_database() AND schema_name IN ('druid', 'lookup') "
             "ORDER BY schema_name, table_name, column_index"
         ).fetchall()
@@ -394,15 +583,15 @@ def _install_metadata(db: duckdb.DuckDBPyConnection) -> None:
           column_name AS "COLUMN_NAME", CAST(column_index AS BIGINT) AS "ORDINAL_POSITION",
           CAST(NULL AS VARCHAR) AS "COLUMN_DEFAULT",
           CASE WHEN column_name = '__time' THEN 'NO' ELSE 'YES' END AS "IS_NULLABLE",
-          {_druid_type_sql("data_type")} AS "DATA_TYPE",
+          {_druid_type_sql("column_type")} AS "DATA_TYPE",
           CAST(NULL AS BIGINT) AS "CHARACTER_MAXIMUM_LENGTH",
           CAST(NULL AS BIGINT) AS "CHARACTER_OCTET_LENGTH",
           CAST(NULL AS BIGINT) AS "NUMERIC_PRECISION", CAST(NULL AS BIGINT) AS "NUMERIC_PRECISION_RADIX",
           CAST(NULL AS BIGINT) AS "NUMERIC_SCALE", CAST(NULL AS BIGINT) AS "DATETIME_PRECISION",
-          CASE WHEN data_type = 'VARCHAR' THEN 'UTF-16LE' END AS "CHARACTER_SET_NAME",
-          CASE WHEN data_type = 'VARCHAR' THEN 'UTF-16LE$en_US$primary' END AS "COLLATION_NAME",
-          {_jdbc_type_sql(_druid_type_sql("data_type"))} AS "JDBC_TYPE"
-        FROM duckdb_columns()
-        WHERE database_name = current_database() AND schema_name IN ('druid', 'lookup')""")
+          CASE WHEN column_type = 'VARCHAR' THEN 'UTF-16LE' END AS "CHARACTER_SET_NAME",
+          CASE WHEN column_type = 'VARCHAR' THEN 'UTF-16LE$en_US$primary' END AS "COLLATION_NAME",
+          {_jdbc_type_sql(_druid_type_sql("column_type"))} AS "JDBC_TYPE"
+        FROM (SELECT *, {_COLUMN_TYPE_SQL} AS column_type FROM duckdb_columns()
+              WHERE database_name = current_database() AND schema_name IN ('druid', 'lookup'))""")
     finally:
         cur.close()

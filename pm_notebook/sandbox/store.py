@@ -4,6 +4,13 @@ Isolation is by construction: each workgroup gets its *own* in-memory DuckDB hol
 projects' tables (schema ``druid``) and lookups (schema ``lookup``), so no SQL a workgroup sends can
 name another workgroup's data. Once loaded, external access is switched off and the configuration
 locked, so a query cannot read files or lift those settings.
+
+String columns are stored the way Druid stores them, dictionary-encoded: a low-cardinality VARCHAR
+column of a Druid table becomes a DuckDB ``ENUM`` whose values are created in sorted order (so ordering
+and comparisons stay lexical), one type per column in schema ``pm_dict``. Grouping, joining and
+filtering then hash small integers instead of strings. Clients never see the difference: the SQL engine
+reports these columns as VARCHAR everywhere and returns their values as plain strings (see
+:mod:`pm_notebook.sandbox.sqlengine`).
 """
 
 from __future__ import annotations
@@ -19,12 +26,20 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import DEFAULT_CASES, DEFAULT_SEED, datagen
 
 __all__ = ["DEFAULT_CASES", "ProjectRecord", "Store", "WorkgroupRecord", "build_store", "import_event_log"]
 
 log = logging.getLogger(__name__)
+
+# Schema holding the ENUM types of dictionary-encoded string columns (never a source of tables).
+DICTIONARY_SCHEMA = "pm_dict"
+# Most distinct values a dictionary-encoded column may have. DuckDB sends an ENUM's whole dictionary
+# with every Arrow batch (65,536 rows in the SQL engine), so 4,096 values keep that overhead under ~6%
+# of a batch; the columns above it are near-unique keys (case ids), where grouping gains little.
+DICTIONARY_MAX_VALUES = 4096
 
 
 @dataclass
@@ -112,6 +127,7 @@ class Store:
         con.execute("SET enable_progress_bar = false")
         con.execute("CREATE SCHEMA druid")
         con.execute("CREATE SCHEMA lookup")
+        con.execute(f"CREATE SCHEMA {DICTIONARY_SCHEMA}")
         self._workgroups[wg.id] = wg
         self._databases[wg.id] = con
 
@@ -144,13 +160,64 @@ class Store:
 
 
 def _load(con: duckdb.DuckDBPyConnection, schema: str, name: str, table: pa.Table) -> None:
+    """Create ``schema.name`` from *table*, dictionary-encoding the low-cardinality strings of Druid tables.
+
+    Lookups are left as they are: they are small key → value maps whose keys are unique.
+    """
     view = f"_arrow_{abs(hash(name))}"
+    dictionaries = _dictionaries(table) if schema == "druid" else {}
     con.register(view, table)
+    con.begin()  # the types and the table appear together, or not at all
     try:
-        quoted = '"' + name.replace('"', '""') + '"'
-        con.execute(f"CREATE TABLE {schema}.{quoted} AS SELECT * FROM {view}")
+        items = []
+        for column in table.column_names:
+            col = _quote(column)
+            if column in dictionaries:
+                # One type per column, named after it: table and column names cannot collide in pm_dict.
+                enum = f"{DICTIONARY_SCHEMA}.{_quote(f'{schema}.{name}.{column}')}"
+                con.register(f"{view}_values", pa.table({"v": dictionaries[column]}))
+                try:
+                    con.execute(f"CREATE TYPE {enum} AS ENUM (SELECT v FROM {view}_values ORDER BY v)")
+                finally:
+                    con.unregister(f"{view}_values")
+                items.append(f"CAST({col} AS {enum}) AS {col}")
+            else:
+                items.append(col)
+        con.execute(f"CREATE TABLE {schema}.{_quote(name)} AS SELECT {', '.join(items)} FROM {view}")
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
     finally:
         con.unregister(view)
+
+
+def _dictionaries(table: pa.Table) -> dict[str, pa.Array]:
+    """The string columns of *table* worth storing as an ENUM, each with its distinct non-null values.
+
+    A column qualifies when it has at most :data:`DICTIONARY_MAX_VALUES` distinct values and each value
+    occurs at least twice on average (distinct ≤ half the non-null rows): for near-unique columns a
+    dictionary saves nothing when grouping and costs a dictionary per result batch.
+    """
+    found = {}
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            continue
+        limit = min(DICTIONARY_MAX_VALUES, (len(column) - column.null_count) // 2)
+        if limit < 1:
+            continue
+        # A prefix already over the limit settles it without hashing the whole (possibly unique) column.
+        prefix = 8 * limit
+        if len(column) > prefix and pc.count_distinct(column.slice(0, prefix)).as_py() > limit:
+            continue
+        values = pc.unique(column).drop_null()
+        if len(values) <= limit:
+            found[name] = values
+    return found
+
+
+def _quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
 
 
 def workgroup_ids(seed: int, key: str) -> tuple[str, str]:
