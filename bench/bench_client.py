@@ -57,7 +57,7 @@ class _RawResult:
     """Stands in for a DataFrame for the "raw" path: the row count and nothing else."""
 
     def __init__(self, body: bytes) -> None:
-        self.rows = max(0, body.strip().count(b"\n"))  # minus the header line, plus the last row
+        self.rows = max(0, body.strip().count(b"\n") + 1 - 3)  # lines minus the three header lines
 
     def __len__(self) -> int:
         return self.rows
@@ -121,11 +121,10 @@ def _runner(path: str, env: dict[str, str], cases: int):
         def run_raw(sql: str):
             body = {
                 "query": sql,
-                "resultFormat": "objectLines",
+                "resultFormat": "arrayLines",
                 "header": True,
                 "typesHeader": True,
                 "sqlTypesHeader": True,
-                "context": {"sqlStringifyArrays": False},
             }
             response = session.post(url, json=body, auth=(env["PM_CLIENT_ID"], env["PM_CLIENT_SECRET"]))
             response.raise_for_status()

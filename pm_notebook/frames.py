@@ -15,19 +15,28 @@ BOOLEAN                       bool                         boolean (nullable)
 ARRAY<x>                      list<x>                      object (Python lists, None for NULL)
 ============================  ===========================  =====================================
 
-Empty results keep their columns and dtypes. Batches arrive either as sequences of wire values (epoch ms for
-timestamps, JSON scalars, lists) or as Arrow arrays; both go through :func:`batch_to_arrow`.
+Empty results keep their columns and dtypes. Batches arrive as sequences of wire values (epoch ms or ISO text
+for timestamps, JSON scalars, lists or their JSON text), as Arrow arrays, or as JSON-array lines (Druid's
+``arrayLines``); all go through :func:`batch_to_arrow`.
+
+JSON-array lines take a fast path: once the brackets around each line are turned into field separators,
+``[1,"a,b",null]`` is a CSV row that pyarrow's multithreaded CSV reader parses straight into typed columns
+(unquoted ``null`` is NULL, a quoted ``"null"`` stays text, escaped quotes and backslashes are decoded).
+Lines the CSV reading cannot represent exactly (JSON escapes of control characters or by code point, nested
+values) are parsed as JSON instead; both give the same table.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.json as pa_json
+import pyarrow.csv as pa_csv
 
 from .errors import QueryError
 
@@ -104,9 +113,13 @@ def _from_values(values: Sequence[Any], target: pa.DataType) -> pa.Array:
         return pa.array(values, pa.int64()).cast(target)
     if pa.types.is_date32(target):
         first = next((v for v in values if v is not None), None)
-        if isinstance(first, str):
-            return pa.array(values, pa.string()).cast(pa.date32())
+        if isinstance(first, str):  # "2015-09-12" or Druid's "2015-09-12T00:00:00.000Z"
+            return _from_values(values, _TS).cast(target)
         return pa.array(values, pa.int32()).cast(target)
+    if pa.types.is_list(target):
+        # Druid stringifies arrays by default: '["a","b"]' is the JSON text of a list.
+        values = [orjson.loads(v) if isinstance(v, str) else v for v in values]
+        return pa.array(values, target)
     if pa.types.is_string(target):
         try:
             return pa.array(values, target)
@@ -152,29 +165,102 @@ def batch_to_arrow(batch: Any) -> pa.RecordBatch:
 
 def _record_batches(batch: Any) -> list[pa.RecordBatch]:
     schema = arrow_schema(batch.columns)
-    if batch.json_lines is not None:
-        return _from_json_lines(batch.json_lines, schema)
+    if batch.array_lines is not None:
+        return [_from_array_lines(batch.array_lines, schema)]
     arrays = [_convert(data, field.type, field.name) for data, field in zip(batch.data, schema, strict=True)]
     return [pa.RecordBatch.from_arrays(arrays, schema=schema)]
 
 
-def _from_json_lines(lines: bytes, schema: pa.Schema) -> list[pa.RecordBatch]:
-    options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+_CSV_MIN_BYTES = 1 << 16
+# A JSON escape the CSV reading would not decode: control characters and \uXXXX.
+_JSON_ONLY_ESCAPE = re.compile(rb"\\[bfnrtu]")
+
+
+def _from_array_lines(lines: bytes, schema: pa.Schema) -> pa.RecordBatch:
+    """Newline-separated JSON arrays (one row each, in column order) → a typed record batch."""
+    # Small slices: JSON decoding costs less than starting the CSV reader's threads.
+    if len(lines) > _CSV_MIN_BYTES and len(schema) and lines[:1] == b"[" and lines[-1:] == b"]":
+        escaped = b"\\" in lines
+        if not (escaped and _JSON_ONLY_ESCAPE.search(lines)):
+            try:
+                table = _array_lines_as_csv(lines, schema, escaped=escaped)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, QueryError):
+                table = None  # e.g. a nested array: read it as JSON below
+            if table is not None:
+                arrays = [_convert(table.column(i), f.type, f.name) for i, f in enumerate(schema)]
+                return pa.RecordBatch.from_arrays(arrays, schema=schema)
     try:
-        # 1 MiB blocks: pyarrow parses blocks on several threads.
-        table = pa_json.read_json(
-            pa.BufferReader(lines),
-            parse_options=options,
-            read_options=pa_json.ReadOptions(block_size=1 << 20),
-        )
-    except pa.ArrowInvalid as exc:
-        raise QueryError(
-            f"The server's rows do not fit their declared types: {exc}",
-            hint="Cast the column explicitly in SQL (CAST(x AS VARCHAR)).",
-        ) from exc
-    if table.schema.names != schema.names:
-        table = table.select(schema.names)
-    return table.cast(schema).to_batches() or [pa.RecordBatch.from_pylist([], schema=schema)]
+        values = orjson.loads(b"[" + lines.replace(b"\n", b",") + b"]")
+    except orjson.JSONDecodeError as exc:
+        raise QueryError(f"The server's rows are not valid JSON: {exc}") from None
+    if any(not isinstance(row, list) or len(row) != len(schema) for row in values):
+        raise QueryError(f"The server sent rows that do not have the {len(schema)} declared columns.")
+    columns = list(zip(*values, strict=True)) if values else [() for _ in schema]
+    arrays = [_convert(list(col), f.type, f.name) for col, f in zip(columns, schema, strict=True)]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _csv_type(target: pa.DataType) -> pa.DataType:
+    """What the CSV reader should parse a column as (then cast to *target* by :func:`_convert`)."""
+    if pa.types.is_timestamp(target) or pa.types.is_date(target):
+        return pa.timestamp("ms", tz="UTC")  # Druid sends DATE as an ISO timestamp at midnight
+    if pa.types.is_list(target):
+        return pa.string()  # the array's JSON text
+    return target
+
+
+def _is_text(target: pa.DataType) -> bool:
+    return pa.types.is_string(target) or pa.types.is_large_string(target) or pa.types.is_list(target)
+
+
+def _array_lines_as_csv(lines: bytes, schema: pa.Schema, *, escaped: bool) -> pa.Table:
+    n = len(schema)
+    names = [f"c{i}" for i in range(n)]
+    types = {name: _csv_type(f.type) for name, f in zip(names, schema, strict=True)}
+    # The line's brackets: when the first and last values cannot hold a comma or quote (numbers, times,
+    # booleans), '[' and ']' simply stay in the first and last fields and are trimmed below; otherwise
+    # "[a,b]\n[c,d]" becomes ",a,b,\n,c,d,": each row gains an empty first and last field, not read.
+    trim = not _is_text(schema[0].type) and not _is_text(schema[-1].type)
+    if trim:
+        data: Any = lines
+        read, include = names, names
+        types[names[0]] = types[names[-1]] = pa.string()
+    else:
+        data = bytearray(lines.replace(b"]\n[", b",\n,"))
+        data[0] = data[-1] = ord(",")
+        read, include = ["first", *names, "last"], names
+    table = pa_csv.read_csv(
+        pa.py_buffer(data),
+        read_options=pa_csv.ReadOptions(column_names=read, block_size=1 << 20),
+        parse_options=pa_csv.ParseOptions(
+            escape_char="\\" if escaped else False, double_quote=False, newlines_in_values=False
+        ),
+        convert_options=pa_csv.ConvertOptions(
+            column_types=types,
+            include_columns=include,
+            null_values=["null"],
+            true_values=["true"],
+            false_values=["false"],
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=False,
+        ),
+    )
+    if trim:
+        for i in {0, n - 1}:
+            text = table.column(i)
+            if i == 0:
+                text = pc.utf8_slice_codeunits(text, 1)
+            if i == n - 1:
+                text = pc.utf8_slice_codeunits(text, 0, -1)
+            text = pc.utf8_trim(text, characters='"')
+            text = pc.if_else(pc.equal(text, "null"), pa.scalar(None, pa.string()), text)
+            table = table.set_column(i, names[i], _convert(text, _csv_type(schema[i].type), schema[i].name))
+    for i, field in enumerate(schema):
+        if pa.types.is_list(field.type):
+            texts = table.column(i).to_pylist()
+            lists = pa.array([None if t is None else orjson.loads(t) for t in texts], field.type)
+            table = table.set_column(i, names[i], lists)
+    return table
 
 
 def batches_to_table(columns: Sequence[Any], batches: Iterable[Any]) -> pa.Table:

@@ -3,8 +3,8 @@
 Three transports speak to the same broker with the same credentials (login = client id, password = client
 secret):
 
-- ``"druid"``: Druid's SQL HTTP API (``POST /druid/v2/sql/``, ``objectLines`` parsed by pyarrow's JSON
-  reader).
+- ``"druid"``: Druid's SQL HTTP API (``POST /druid/v2/sql/``, ``arrayLines`` read by pyarrow's CSV reader,
+  see :mod:`pm_notebook.frames`).
 - ``"avatica"``: the Avatica JSON protocol spoken from Python (the JDBC URL's endpoint, no JVM).
 - ``"jdbc"``: the real Avatica JDBC driver through JPype, read column-wise by our small Java helper.
 
@@ -77,14 +77,14 @@ class Batch:
     - ``data[i]`` holds column ``columns[i]`` as a sequence of wire values or an Arrow array. Wire values are
       what the protocol carries: epoch ms or ISO text for ``TIMESTAMP``, epoch days for ``DATE``, JSON
       numbers, strings, booleans, lists, ``None`` for NULL.
-    - or ``json_lines`` holds the rows as newline-delimited JSON objects keyed by column name (``data``
-      empty).
+    - or ``array_lines`` holds the rows as newline-delimited JSON arrays in column order (Druid's
+      ``arrayLines``; ``data`` empty; ``num_rows`` is -1: the lines are not counted before parsing).
     """
 
     columns: tuple[ColumnSpec, ...]
     data: tuple[Any, ...]
     num_rows: int
-    json_lines: bytes | None = None
+    array_lines: bytes | None = None
 
 
 class Result(Protocol):

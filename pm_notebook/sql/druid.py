@@ -1,9 +1,11 @@
 """JVM-free transport: Druid's SQL HTTP API (``POST /druid/v2/sql/``), the path pydruid-based SDKs used.
 
-The query goes out with ``resultFormat=objectLines`` and the three header flags, so the first line declares
-each column's Druid and SQL type (typed even when no row comes back). The rows stream in as newline-delimited
-JSON objects and are handed on in large byte slices that :mod:`pm_notebook.frames` parses with pyarrow's
-multithreaded JSON reader: no Python object per cell. Credentials: HTTP Basic (client id : client secret).
+The query goes out with ``resultFormat=arrayLines`` and the three header flags, so the first three lines
+declare each column's name, Druid type and SQL type (typed even when no row comes back). The rows stream in
+as one JSON array per line (the most compact of Druid's lossless formats: no key repeated per row, NULL kept
+apart from ``""``); a reader thread takes them off the socket while the previous slice is parsed, and
+:mod:`pm_notebook.frames` turns each slice of lines into Arrow columns without a Python object per cell.
+Credentials: HTTP Basic (client id : client secret).
 Parameters travel in the request's ``parameters`` list; cancellation is ``DELETE /druid/v2/sql/{sqlQueryId}``.
 """
 
@@ -13,6 +15,7 @@ import datetime as dt
 import decimal
 import logging
 import math
+import queue
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
@@ -33,6 +36,7 @@ log = logging.getLogger(__name__)
 
 _SQL_PATH = "/druid/v2/sql/"
 _CHUNK_BYTES = 1 << 20
+_BYTES_PER_ROW = 128  # to size batches of lines without counting them
 
 
 def druid_parameter(value: Any) -> dict[str, Any]:
@@ -68,30 +72,74 @@ def druid_parameter(value: Any) -> dict[str, Any]:
     )
 
 
-def _column_specs(header: Any) -> tuple[ColumnSpec, ...]:
-    """Columns from the objectLines header line: ``{"name": {"type": <druid>, "sqlType": <SQL>}, ...}``."""
-    if not isinstance(header, dict):
+def _column_specs(names: Any, native: Any, sql: Any) -> tuple[ColumnSpec, ...]:
+    """Columns from the three arrayLines header lines: names, Druid native types, SQL types."""
+    if not (isinstance(names, list) and isinstance(native, list) and isinstance(sql, list)):
         raise QueryError(
-            "The Druid SQL endpoint sent no type header line.",
+            "The Druid SQL endpoint sent no type header lines.",
             hint="Is the SQL URL pointing at a Druid broker (port 8082)?",
         )
     columns = []
-    for name, types in header.items():
-        types = types if isinstance(types, dict) else {}
-        sql_type = str(types.get("sqlType") or types.get("type") or "VARCHAR").upper()
+    for i, name in enumerate(names):
+        declared = sql[i] if i < len(sql) and sql[i] else native[i] if i < len(native) else None
+        sql_type = str(declared or "VARCHAR").upper()
         element = None
         if sql_type.endswith(" ARRAY"):
             sql_type, element = "ARRAY", sql_type[: -len(" ARRAY")]
         elif sql_type.startswith("ARRAY<"):
             sql_type, element = "ARRAY", sql_type[len("ARRAY<") : -1]
-        columns.append(ColumnSpec(name=name, type_name=sql_type, element_type=element))
+        columns.append(ColumnSpec(name=str(name), type_name=sql_type, element_type=element))
     return tuple(columns)
 
 
-def _interruptible(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """Read the answer's chunks off the calling thread, so Ctrl-C is seen while a read blocks."""
-    while (chunk := run_interruptible(lambda: next(chunks, None))) is not None:
-        yield chunk
+class _Reader:
+    """Reads the answer's body on a thread of its own, so receiving overlaps parsing.
+
+    At most *depth* chunks wait in the queue; a blocked :meth:`next` still sees Ctrl-C (queue waits are
+    interruptible in the main thread).
+    """
+
+    _END = object()
+
+    def __init__(self, response: requests.Response, depth: int = 64) -> None:
+        self._response = response
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pm-druid-reader", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            for chunk in self._response.iter_content(chunk_size=_CHUNK_BYTES):
+                if not self._put(chunk):
+                    return
+            self._put(self._END)
+        except BaseException as exc:  # handed to the reading thread
+            self._put(exc)
+
+    def _put(self, item: Any) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def next(self) -> bytes | None:
+        """The next chunk, or ``None`` at the end of the body."""
+        item = self._queue.get()
+        if item is self._END:
+            self._queue.put(item)  # later calls see the end too
+            return None
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def close(self) -> None:
+        """Stop reading and release the connection."""
+        self._stop.set()
+        self._response.close()
 
 
 class DruidTransport:
@@ -142,12 +190,12 @@ class DruidTransport:
         query_id = f"pm-{uuid.uuid4()}"
         body = {
             "query": sql,
-            "resultFormat": "objectLines",
+            "resultFormat": "arrayLines",
             "header": True,
             "typesHeader": True,
             "sqlTypesHeader": True,
             "parameters": [druid_parameter(v) for v in (params or [])],
-            "context": {"sqlQueryId": query_id, "sqlTimeZone": "Etc/UTC", "sqlStringifyArrays": False},
+            "context": {"sqlQueryId": query_id, "sqlTimeZone": "Etc/UTC"},
         }
         with self._lock:
             if self._active is not None:
@@ -203,7 +251,7 @@ class DruidTransport:
 
 
 class DruidResult:
-    """A streaming Druid SQL answer: the header line gives :attr:`columns`; then JSON-lines batches."""
+    """A streaming Druid SQL answer: three header lines give :attr:`columns`, then batches of JSON arrays."""
 
     def __init__(self, transport: DruidTransport, sql: str, query_id: str, batch_rows: int) -> None:
         self._transport = transport
@@ -212,14 +260,14 @@ class DruidResult:
         self._batch_rows = max(1, batch_rows)
         self.columns: tuple[ColumnSpec, ...] = ()
         self._response: requests.Response | None = None
-        self._chunks: Iterator[bytes] = iter(())
+        self._reader: _Reader | None = None
         self._rest = b""
         self._tail = b""
         self._done = False
         self._closed = False
 
     def start(self, response: requests.Response) -> None:
-        """Check the status and read the header line (the declared column types)."""
+        """Check the status and read the header lines (the declared column types)."""
         self._response = response
         if response.status_code != 200:
             try:
@@ -231,25 +279,31 @@ class DruidResult:
                 response.close()
             self._closed = True
             raise from_druid(response.status_code, body, sql=self.sql, url=self._transport.url)
-        self._chunks = self._track_end(_interruptible(response.iter_content(chunk_size=_CHUNK_BYTES)))
-        header = self._read_line()
-        if header is None:
-            self.close()
-            raise QueryError("The Druid SQL endpoint sent an empty answer.", sql=self.sql)
+        self._reader = _Reader(response)
         try:
-            self.columns = _column_specs(orjson.loads(header))
-        except orjson.JSONDecodeError as exc:
+            header = [self._read_line() for _ in range(3)]
+            if header[0] is None:
+                raise QueryError("The Druid SQL endpoint sent an empty answer.", sql=self.sql)
+            try:
+                self.columns = _column_specs(*(orjson.loads(line or b"null") for line in header))
+            except orjson.JSONDecodeError as exc:
+                raise QueryError(
+                    "The Druid SQL endpoint sent a header that is not JSON.", sql=self.sql
+                ) from exc
+        except BaseException:
             self.close()
-            raise QueryError("The Druid SQL endpoint sent a header that is not JSON.", sql=self.sql) from exc
+            raise
 
-    def _track_end(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
-        for chunk in chunks:
-            self._tail = (self._tail + chunk)[-2:]
-            yield chunk
+    def _next_chunk(self) -> bytes | None:
+        assert self._reader is not None
+        chunk = self._reader.next()
+        if chunk is not None:
+            self._tail = (self._tail + chunk[-2:])[-2:]
+        return chunk
 
     def _read_line(self) -> bytes | None:
         while b"\n" not in self._rest:
-            chunk = next(self._chunks, None)
+            chunk = self._next_chunk()
             if chunk is None:
                 line, self._rest = self._rest, b""
                 return line or None
@@ -258,23 +312,20 @@ class DruidResult:
         return line
 
     def batches(self) -> Iterator[Batch]:
-        """Yield batches of whole JSON lines, about ``batch_rows`` rows (or a few MB) each."""
+        """Yield batches of whole JSON lines, about ``batch_rows`` rows each (sized in bytes, not counted)."""
         pending: list[bytes] = [self._rest]
         self._rest = b""
-        rows = pending[0].count(b"\n")
         size = len(pending[0])
-        limit = max(_CHUNK_BYTES, self._batch_rows * 64)
+        limit = max(_CHUNK_BYTES, self._batch_rows * _BYTES_PER_ROW)
         try:
-            for chunk in self._chunks:
+            while (chunk := self._next_chunk()) is not None:
                 pending.append(chunk)
-                rows += chunk.count(b"\n")
                 size += len(chunk)
-                if rows >= self._batch_rows or size >= limit:
+                if size >= limit:
                     data = b"".join(pending)
                     cut = data.rfind(b"\n") + 1
                     pending, size = [data[cut:]], len(data) - cut
-                    rows = 0
-                    batch = self._batch(data[:cut])
+                    batch = self._batch(data[: cut - 1] if cut else b"")
                     if batch is not None:
                         yield batch
             self._done = True
@@ -302,14 +353,13 @@ class DruidResult:
                 self.close()
 
     def _batch(self, lines: bytes) -> Batch | None:
-        lines = lines.strip(b"\n")
+        if lines.endswith(b"\n") or lines.startswith(b"\n"):  # the end-of-results blank line
+            lines = lines.strip(b"\n")
         if not lines:
             return None
-        if not lines.startswith(b"{"):
-            raise QueryError("The Druid SQL endpoint sent rows that are not JSON objects.", sql=self.sql)
-        # Blank lines (Druid's end-of-results marker) are not rows.
-        count = lines.count(b"\n") + 1 - lines.count(b"\n\n")
-        return Batch(self.columns, (), count, json_lines=lines)
+        if not lines.startswith(b"["):
+            raise QueryError("The Druid SQL endpoint sent rows that are not JSON arrays.", sql=self.sql)
+        return Batch(self.columns, (), -1, array_lines=lines)
 
     def cancel(self) -> None:
         """Cancel the query on the server and drop the HTTP stream."""
@@ -326,7 +376,9 @@ class DruidResult:
         self._closed = True
         if not self._done:
             self._transport.cancel_query(self.query_id)
-        if self._response is not None:
+        if self._reader is not None:
+            self._reader.close()
+        elif self._response is not None:
             self._response.close()
         if self._transport._active is self:
             self._transport._active = None

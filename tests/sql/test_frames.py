@@ -61,15 +61,34 @@ def test_wire_values_become_typed_columns_with_nulls_kept() -> None:
     assert isinstance(frame["tags"][0], list)
 
 
-def test_json_lines_and_arrow_inputs_give_the_same_frame() -> None:
+@pytest.fixture(params=["csv", "json"])
+def lines_path(request, monkeypatch) -> str:
+    """Run a test with JSON-array lines read as CSV (whenever it can represent them) and as JSON."""
+    monkeypatch.setattr(frames, "_CSV_MIN_BYTES", 0 if request.param == "csv" else 1 << 62)
+    return request.param
+
+
+def array_lines_batch(lines: bytes, columns=COLUMNS) -> Batch:
+    return Batch(columns, (), lines.count(b"\n") + 1, array_lines=lines)
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [
+        (b'"[\\"x\\",null]"', b"null", b'"[]"'),  # Druid's default: arrays as JSON text
+        (b'["x",null]', b"null", b"[]"),  # sqlStringifyArrays=false: nested arrays
+    ],
+    ids=["stringified", "nested"],
+)
+def test_array_lines_and_arrow_inputs_give_the_same_frame(tags, lines_path) -> None:
     expected = frames.to_pandas(frames.batches_to_table(COLUMNS, [wire_batch()]))
     lines = (
-        b'{"__time":"2015-09-12T00:00:00.000Z","n":1,"x":0.5,"s":"a","b":true,"tags":["x",null]}\n'
-        b'{"__time":null,"n":null,"x":null,"s":null,"b":null,"tags":null}\n'
-        b'{"__time":"1970-01-01T00:00:00.000Z","n":4611686018427387904,"x":3,"s":"","b":false,"tags":[]}\n'
+        b'["2015-09-12T00:00:00.000Z",1,0.5,"a",true,' + tags[0] + b"]\n"
+        b"[null,null,null,null,null," + tags[1] + b"]\n"
+        b'["1970-01-01T00:00:00.000Z",4611686018427387904,3,"",false,' + tags[2] + b"]"
     )
-    from_json = frames.to_pandas(frames.batches_to_table(COLUMNS, [Batch(COLUMNS, (), 3, json_lines=lines)]))
-    pd.testing.assert_frame_equal(from_json, expected)
+    from_lines = frames.to_pandas(frames.batches_to_table(COLUMNS, [array_lines_batch(lines)]))
+    pd.testing.assert_frame_equal(from_lines, expected)
     arrow = (
         pa.array([1442016000000, None, 0], pa.int64()),
         pa.array([1, None, 2**62]),
@@ -118,3 +137,80 @@ def test_parquet_streaming_round_trip(tmp_path) -> None:
     table = pq.read_table(path)
     assert table.schema == frames.arrow_schema(COLUMNS)
     assert table.num_rows == 6
+
+
+TEXT = (ColumnSpec("s", "VARCHAR"), ColumnSpec("n", "BIGINT"), ColumnSpec("d", "DATE"))
+TRICKY = [
+    "null",
+    "",
+    "a,b",
+    'say "hi"',
+    "back\\slash",
+    "trailing\\",
+    "été 東京",
+    "line\nbreak",
+    "tab\there",
+    "\u0001ctl",
+    "[1,2]",
+    "]\n[",
+]
+
+
+@pytest.mark.parametrize("value", TRICKY)
+def test_array_lines_keep_every_string_exactly(value: str, lines_path) -> None:
+    """Whatever path a slice takes (CSV reading or JSON), strings, NULLs and "" come back exactly."""
+    import orjson
+
+    rows = [[value, 1, "2024-02-29T00:00:00.000Z"], [None, None, None], ["plain", -(2**63), None]]
+    lines = b"\n".join(orjson.dumps(r) for r in rows)
+    frame = frames.to_pandas(frames.batches_to_table(TEXT, [array_lines_batch(lines, TEXT)]))
+    assert frame["s"].tolist() == [value, pd.NA, "plain"]
+    assert frame["n"].tolist() == [1, pd.NA, -(2**63)]
+    assert frame["d"].tolist()[0] == dt.date(2024, 2, 29)
+    assert frame["d"].isna().tolist() == [False, True, True]
+    if lines_path == "csv" and not any(ord(ch) < 32 for ch in value):
+        # No JSON-only escape: the CSV reading itself must have produced this table.
+        direct = frames._array_lines_as_csv(lines, frames.arrow_schema(TEXT), escaped=b"\\" in lines)
+        assert direct.column(0).to_pylist() == [value, None, "plain"]
+
+
+def test_array_lines_with_a_wrong_row_length_are_a_clear_error(lines_path) -> None:
+    with pytest.raises(QueryError, match="3 declared columns"):
+        frames.batches_to_table(TEXT, [array_lines_batch(b'["a",1]', TEXT)])
+
+
+EDGE_CASES = [
+    (
+        (ColumnSpec("t", "TIMESTAMP"), ColumnSpec("s", "VARCHAR"), ColumnSpec("x", "DOUBLE")),
+        [
+            ["2024-01-02T03:04:05.006Z", 'a,"b"', 1.5],
+            [None, None, None],
+            ["1970-01-01T00:00:00.000Z", "", -2.0],
+        ],
+    ),
+    ((ColumnSpec("n", "BIGINT"),), [[1], [None], [-(2**63)]]),
+    (
+        (ColumnSpec("b", "BOOLEAN"), ColumnSpec("d", "DATE")),
+        [[True, "2024-02-29T00:00:00.000Z"], [None, None], [False, "1969-12-31T00:00:00.000Z"]],
+    ),
+    (
+        (ColumnSpec("x", "DOUBLE"), ColumnSpec("tags", "ARRAY", "VARCHAR"), ColumnSpec("n", "BIGINT")),
+        [[0.25, '["a,b"]', 7], [None, None, None], [1e20, "[]", 0]],
+    ),
+]
+
+
+@pytest.mark.parametrize(("columns", "rows"), EDGE_CASES, ids=["t-s-x", "n", "b-d", "x-tags-n"])
+def test_array_lines_read_as_csv_equal_the_json_reading(columns, rows, lines_path) -> None:
+    """Lines whose first and last values are not text keep their brackets in the CSV fields (trimmed
+    afterwards); the result must equal the same rows decoded as JSON values."""
+    import orjson
+
+    lines = b"\n".join(orjson.dumps(r) for r in rows)
+    from_lines = frames.batches_to_table(columns, [array_lines_batch(lines, columns)])
+    wire = Batch(columns, tuple(list(c) for c in zip(*rows, strict=True)), len(rows))
+    assert from_lines.equals(frames.batches_to_table(columns, [wire]))
+    assert from_lines.column(0).null_count == 1
+    if lines_path == "csv":
+        direct = frames._array_lines_as_csv(lines, frames.arrow_schema(columns), escaped=b"\\" in lines)
+        assert direct.num_rows == len(rows)
