@@ -162,7 +162,19 @@ def _runner(path: str, env: dict[str, str], cases: int):
         store = build_store(cases=cases, seal=False)
         db = store.database(env["PM_CLIENT_ID"]).cursor()
         db.execute("SET search_path = 'druid'")
-        return (lambda sql: db.execute(sql).to_arrow_table().to_pandas()), store.close
+        import pyarrow as pa
+
+        def run_duck(sql: str):
+            table = db.sql(sql).to_arrow_table()
+            # The sandbox keeps low-cardinality strings dictionary-encoded (ENUM); every transport returns
+            # them as plain strings, so the limit does too (same DataFrame, same dtypes).
+            plain = [
+                pa.field(f.name, f.type.value_type) if pa.types.is_dictionary(f.type) else f
+                for f in table.schema
+            ]
+            return table.cast(pa.schema(plain)).to_pandas()
+
+        return run_duck, store.close
     raise SystemExit(f"unknown path {path}")
 
 
