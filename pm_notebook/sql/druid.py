@@ -95,8 +95,7 @@ def _column_specs(names: Any, native: Any, sql: Any) -> tuple[ColumnSpec, ...]:
 class _Reader:
     """Reads the answer's body on a thread of its own, so receiving overlaps parsing.
 
-    At most *depth* chunks wait in the queue; a blocked :meth:`next` still sees Ctrl-C (queue waits are
-    interruptible in the main thread).
+    At most *depth* chunks wait in the queue; :meth:`next` waits in short slices, so Ctrl-C is seen.
     """
 
     _END = object()
@@ -128,7 +127,12 @@ class _Reader:
 
     def next(self) -> bytes | None:
         """The next chunk, or ``None`` at the end of the body."""
-        item = self._queue.get()
+        while True:  # short waits: a Ctrl-C delivered to another thread (the JVM's) is still seen
+            try:
+                item = self._queue.get(timeout=0.05)
+                break
+            except queue.Empty:
+                continue
         if item is self._END:
             self._queue.put(item)  # later calls see the end too
             return None
