@@ -47,8 +47,11 @@ _WHEEL_MEMBER = "igrafx_mining_sdk/jars/avatica-1.26.0.jar"
 _HELPER_JAR = Path(__file__).with_name("java") / "pm-columnar.jar"
 _LIBJVM_NAMES = ("libjvm.so", "libjvm.dylib", "jvm.dll")
 
-# The driver holds one frame and our reader one chunk: a small serial-GC heap keeps the process's RSS low
-# (the default G1 heap grows to a quarter of RAM and rarely gives memory back).
+# The driver holds one frame and our reader one chunk (its buffers are reused; results leave the heap chunk
+# by chunk): a small serial-GC heap keeps the process's RSS low (the default G1 heap grows to a quarter of RAM
+# and rarely gives memory back). Going smaller did not pay at 1M rows (2026-11, bench_client.py): a young
+# generation of 32-40 MB (-Xmn) saved at most ~15 MB of peak but cost 20-30% more CPU in young collections,
+# and -Xms24m with tight Min/MaxHeapFreeRatio cost 2.5x the CPU.
 DEFAULT_JVM_OPTIONS = ("-Xmx256m", "-XX:+UseSerialGC")
 
 _lock = threading.Lock()

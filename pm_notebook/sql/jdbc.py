@@ -1,8 +1,11 @@
 """JDBC transport: the real Avatica driver in a JVM (JPype), read column-wise by our Java helper.
 
-Per chunk of rows, ``pm_notebook.ColumnarReader`` (``java/ColumnarReader.java``) fills primitive arrays, UTF-8
-byte arrays with offsets and null masks; Python turns each into an Arrow array with numpy, without one Python
-object per cell. The JDBC URL gets ``;fetch_size=5000`` (the only setting that reaches the wire: see
+Per chunk of rows, ``pm_notebook.ColumnarReader`` (``java/ColumnarReader.java``) reads the ResultSet into
+primitive arrays, UTF-8 bytes with offsets and null masks that it reuses from chunk to chunk, then writes each
+column in Arrow's layout straight into memory Python allocated (through a direct ByteBuffer). Each chunk thus
+becomes Arrow arrays with one copy and no Python object per cell, and neither Java arrays nor JNI copies are
+held while the result accumulates: the peak memory of a query is the result in Arrow plus its pandas
+conversion. The JDBC URL gets ``;fetch_size=5000`` (the only setting that reaches the wire: see
 ``docs``/reference) and ``;transparent_reconnection=true``.
 
 Java calls run on a short-lived worker thread while the calling thread waits, so a KeyboardInterrupt is seen
@@ -15,18 +18,18 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import math
+import mmap
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-import numpy as np
 import pyarrow as pa
 
 from .._secret import Secret
-from ..errors import ClosedError, ConfigurationError, QueryError
+from ..errors import ClosedError, ConfigurationError, DriverError, QueryError
 from . import Batch, ColumnSpec, run_interruptible
 from ._errors import from_java
-from ._jvm import DRIVER_CLASS, HELPER_CLASS, ensure_jvm
+from ._jvm import DRIVER_CLASS, HELPER_CLASS, ensure_jvm, helper_jar
 
 __all__ = ["JdbcResult", "JdbcTransport", "jdbc_url_with_options", "run_java"]
 
@@ -35,10 +38,25 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 FETCH_SIZE = 5000
-# Rows per ColumnarReader chunk: bounds the Java-side buffers (the JVM heap is small, see _jvm).
+# Rows per ColumnarReader chunk: the size of its reused Java buffers (the JVM heap is small, see _jvm) and of
+# the Arrow chunks; bigger chunks were not faster at 1M rows and grew the heap.
 READER_ROWS = 16384
 # ColumnarReader kinds (Java constants).
 _LONG, _DOUBLE, _BOOL, _STRING, _TIMESTAMP, _DATE, _ARRAY = range(7)
+# Longs per column in ColumnarReader.layout() (its LAYOUT_SLOTS).
+_SLOTS = 9
+# Column parts at least this big get their own memory map (see _allocate).
+MAP_MIN_BYTES = 64 * 1024
+_MAP_PRIVATE = getattr(mmap, "MAP_PRIVATE", None)  # POSIX only
+# Fixed-width kinds: the Arrow type Java writes and its bytes per value (0: a bitmap). TIMESTAMP is epoch ms,
+# typed by frames from the declared type, as on the other transports.
+_FIXED = {
+    _LONG: (pa.int64(), 8),
+    _TIMESTAMP: (pa.int64(), 8),
+    _DOUBLE: (pa.float64(), 8),
+    _DATE: (pa.date32(), 4),
+    _BOOL: (pa.bool_(), 0),
+}
 _JDBC_TYPE_NAMES = {
     _LONG: "BIGINT",
     _DOUBLE: "DOUBLE",
@@ -180,7 +198,14 @@ class JdbcTransport:
                     sql=sql,
                     hint="Pass exactly one value per ?.",
                 )
-            result.start(rs)
+            try:
+                result.start(rs)
+            except jpype.JException as exc:
+                result.close()
+                raise from_java(exc, sql=sql, url=self.url) from None
+            except BaseException:
+                result.close()
+                raise
             self._active = result
             return result
 
@@ -267,7 +292,13 @@ class JdbcResult:
         import jpype
 
         self._rs = rs
-        reader = jpype.JClass(HELPER_CLASS)(rs)
+        reader_class = jpype.JClass(HELPER_CLASS)
+        if getattr(reader_class, "LAYOUT_SLOTS", None) != _SLOTS:
+            raise DriverError(
+                f"The column-reader jar {helper_jar()} does not match this version of pm_notebook.",
+                hint="Reinstall pm-notebook, or rebuild it with `make java-helper`.",
+            )
+        reader = reader_class(rs)
         self._reader = reader
         kinds = [int(k) for k in reader.kinds()]
         names = [str(n) for n in reader.names()]
@@ -296,7 +327,8 @@ class JdbcResult:
                 if reader.isDone():
                     self._done = True
                 if n:
-                    data = tuple(_column(reader, i, kind, n) for i, kind in enumerate(self._kinds))
+                    layout = memoryview(reader.layout()).cast("B").cast("q").tolist()
+                    data = tuple(_column(reader, i, kind, n, layout) for i, kind in enumerate(self._kinds))
                     yield Batch(self.columns, data, n)
         finally:
             if self._done:
@@ -338,39 +370,53 @@ def _declared(type_name: str, kind: int) -> str:
     return base if base else _JDBC_TYPE_NAMES[kind]
 
 
-def _validity(nulls: np.ndarray) -> pa.Buffer | None:
-    if not nulls.any():
-        return None
-    return pa.py_buffer(np.packbits(~nulls, bitorder="little"))
+def _allocate(size: int) -> pa.Buffer:
+    """Writable memory for one column part of a chunk.
+
+    Parts of at least :data:`MAP_MIN_BYTES` get an anonymous memory map of their own: when ``to_pandas``
+    frees a column, its pages go back to the OS at once. Pooled allocators keep freed blocks for reuse, and
+    the pandas copies (numpy's malloc) cannot reuse them, so a pool would add most of the numeric columns'
+    size to the peak again. Small parts (and any platform or moment where mapping fails) use Arrow's pool.
+    """
+    if size >= MAP_MIN_BYTES and _MAP_PRIVATE is not None:
+        try:
+            return pa.py_buffer(mmap.mmap(-1, size, flags=_MAP_PRIVATE))
+        except OSError:  # e.g. the process's map count limit: the pool still works
+            pass
+    return pa.allocate_buffer(size)
 
 
-def _strings(n: int, offsets: Any, data: Any, nulls: np.ndarray) -> pa.Array:
-    offs = np.asarray(offsets, dtype=np.int32)[: n + 1]
-    raw = np.asarray(data, dtype=np.int8)
-    return pa.StringArray.from_buffers(n, pa.py_buffer(offs), pa.py_buffer(raw), _validity(nulls))
+def _column(reader: Any, c: int, kind: int, n: int, layout: Sequence[int]) -> pa.Array:
+    """Column *c* of the reader's current chunk as an Arrow array in memory Python owns.
 
+    Java writes the column's bitmaps, values and offsets (``ColumnarReader.layout``) into one buffer and its
+    UTF-8 text into another, through direct ByteBuffer views; the Arrow array is built on slices of them, so
+    no Java array, JNI copy or numpy intermediate outlives the call.
+    """
+    import jpype.nio
 
-def _column(reader: Any, i: int, kind: int, n: int) -> pa.Array:
-    nulls = np.asarray(reader.nulls(i), dtype=np.int8)[:n].astype(bool)
-    mask = nulls if nulls.any() else None
-    if kind in (_LONG, _TIMESTAMP):
-        return pa.array(np.asarray(reader.longs(i), dtype=np.int64)[:n], mask=mask, type=pa.int64())
-    if kind == _DATE:
-        return pa.array(
-            np.asarray(reader.longs(i), dtype=np.int64)[:n].astype(np.int32), mask=mask, type=pa.int32()
-        ).cast(pa.date32())
-    if kind == _DOUBLE:
-        return pa.array(np.asarray(reader.doubles(i), dtype=np.float64)[:n], mask=mask, type=pa.float64())
-    if kind == _BOOL:
-        return pa.array(
-            np.asarray(reader.bytes(i), dtype=np.int8)[:n].astype(bool), mask=mask, type=pa.bool_()
+    at = c * _SLOTS
+    total, null_count, validity_at, values_at, data_len = layout[at : at + 5]
+    main = _allocate(total)
+    data = _allocate(max(1, data_len)) if data_len >= 0 else None
+    reader.write(
+        c,
+        jpype.nio.convertToDirectBuffer(main),
+        None if data is None else jpype.nio.convertToDirectBuffer(data),
+    )
+    validity = main.slice(validity_at, (n + 7) // 8) if validity_at >= 0 else None
+    if data is not None:
+        offsets = main.slice(values_at, 4 * (n + 1))
+        text = data.slice(0, data_len)
+        if kind != _ARRAY:
+            return pa.StringArray.from_buffers(n, offsets, text, validity, null_count)
+        count, child_nulls, child_validity_at, child_offsets_at = layout[at + 5 : at + 9]
+        child_validity = main.slice(child_validity_at, (count + 7) // 8) if child_validity_at >= 0 else None
+        child_offsets = main.slice(child_offsets_at, 4 * (count + 1))
+        child = pa.StringArray.from_buffers(count, child_offsets, text, child_validity, child_nulls)
+        return pa.Array.from_buffers(
+            pa.list_(pa.string()), n, [validity, offsets], null_count, children=[child]
         )
-    if kind == _ARRAY:
-        count = int(reader.childCount(i))
-        child_nulls = np.asarray(reader.childNulls(i), dtype=np.int8)[:count].astype(bool)
-        child = _strings(count, reader.offsets(i), reader.bytes(i), child_nulls)
-        list_offsets = pa.array(np.asarray(reader.listOffsets(i), dtype=np.int32)[: n + 1])
-        return pa.ListArray.from_arrays(
-            list_offsets, child, mask=pa.array(nulls) if mask is not None else None
-        )
-    return _strings(n, reader.offsets(i), reader.bytes(i), nulls)
+    arrow_type, width = _FIXED[kind]
+    values = main.slice(values_at, (n + 7) // 8 if width == 0 else width * n)
+    return pa.Array.from_buffers(arrow_type, n, [validity, values], null_count)
