@@ -126,9 +126,12 @@ def _runner(path: str, env: dict[str, str], cases: int):
                 "typesHeader": True,
                 "sqlTypesHeader": True,
             }
-            response = session.post(url, json=body, auth=(env["PM_CLIENT_ID"], env["PM_CLIENT_SECRET"]))
+            response = session.post(
+                url, json=body, auth=(env["PM_CLIENT_ID"], env["PM_CLIENT_SECRET"]), stream=True
+            )
             response.raise_for_status()
-            return _RawResult(response.content)
+            # 1 MiB reads, as the druid transport does (response.content reads 10 kB at a time: 4x slower).
+            return _RawResult(b"".join(response.iter_content(1 << 20)))
 
         return run_raw, session.close
     if path == "sdk":

@@ -19,6 +19,8 @@ from __future__ import annotations
 import datetime as dt
 import io
 import logging
+import queue
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -205,20 +207,60 @@ def answer(
     except BaseException:
         stream.close()
         raise
-    return Answer(stream.columns, None, _chain(head, chunks))
+    return Answer(stream.columns, None, _ahead(head, chunks, stream))
 
 
-def _chain(
-    head: list[bytes | memoryview], rest: Iterator[bytes | memoryview]
+_END = object()
+
+
+def _ahead(
+    head: list[bytes | memoryview], rest: Iterator[bytes | memoryview], stream: ResultStream, depth: int = 4
 ) -> Iterator[bytes | memoryview]:
+    """Yield *head*, then *rest* as a producer thread encodes it up to *depth* batches ahead.
+
+    The producer keeps DuckDB computing the next batches while earlier ones are being sent, so query,
+    encoding and the socket overlap instead of taking turns. Closing this generator stops the producer
+    (the running query is interrupted) and frees the stream.
+    """
+    ready: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in rest:
+                if not put(item):
+                    return
+        except SqlError as exc:  # after the first bytes there is no way to send an error body
+            log.warning("Druid SQL stream ended early: %s", exc)
+        except Exception:
+            log.exception("Druid SQL stream failed")
+        finally:
+            rest.close()  # type: ignore[attr-defined]
+            put(_END)
+
+    producer = threading.Thread(target=produce, name="pm-druid-encode", daemon=True)
     try:
         yield from head
         head.clear()
-        yield from rest
-    except SqlError as exc:  # after the first bytes there is no way to send an error body
-        log.warning("Druid SQL stream ended early: %s", exc)
+        producer.start()
+        while (item := ready.get()) is not _END:
+            yield item
     finally:
-        rest.close()  # type: ignore[attr-defined]
+        stop.set()
+        if producer.is_alive():
+            stream.cancel()
+            producer.join(timeout=10)
+        elif producer.ident is None:  # never started: the client left during the first bytes
+            rest.close()  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------------------------------

@@ -61,6 +61,8 @@ def _expr(c: str, col: Column, mode: str, stringify: bool, duck_type: str = "") 
         return f"CASE WHEN isfinite({c}) THEN CAST({c} AS {col.type}) END"
     if col.type == "ARRAY" and stringify and mode == "druid":
         return f"CAST(to_json({c}) AS VARCHAR)"
+    if duck_type == "ENUM" and mode == "druid":
+        return c  # JSON text of an ENUM value is its string: no cast needed
     if duck_type and col.type in _CASTS and duck_type.upper() != _CASTS[col.type]:
         return f"CAST({c} AS {_CASTS[col.type]})"  # HUGEINT, ENUM, ... → the Druid type's own
     return c
@@ -125,6 +127,8 @@ def csv_sql(columns: list[Column], sources: list[str], duck_types: list[str]) ->
     for src, col, dt in zip(sources, columns, duck_types, strict=True):
         if col.type in ("ARRAY", "OTHER"):
             exprs.append(f"CAST(to_json({src}) AS VARCHAR)")
+        elif dt == "ENUM":
+            exprs.append(f"CAST({src} AS VARCHAR)")
         else:
             exprs.append(_expr(src, col, "druid", False, dt))
     return exprs

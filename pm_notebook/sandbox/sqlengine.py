@@ -108,6 +108,7 @@ class _Workgroup:
     catalog: Catalog
     gate: threading.BoundedSemaphore
     translations: OrderedDict = field(default_factory=OrderedDict)
+    shapes: OrderedDict = field(default_factory=OrderedDict)  # (sql, parameter types) -> result shape
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -229,8 +230,29 @@ class SqlEngine:
         if not wg.gate.acquire(timeout=limit):
             raise SqlError("Too many queries are running for this workgroup; try again shortly.", "capacity")
         return ResultStream(
-            self, wg.gate, client_id, sql, translated, list(params or []), select, limit, batch_rows
+            self, wg, client_id, sql, translated, list(params or []), select, limit, batch_rows
         )
+
+    def _shape(
+        self, wg: _Workgroup, cur: duckdb.DuckDBPyConnection, sql: str, bound: dict
+    ) -> tuple[list[Column], list[str]]:
+        """Result columns of *sql* and each one's DuckDB type name (an ENUM is named ``ENUM``).
+
+        Cached per statement and parameter types (the data never changes), which spares a bind per query.
+        """
+        key = (sql, tuple(sorted((k, type(v).__name__) for k, v in bound.items())))
+        with wg.lock:
+            hit = wg.shapes.get(key)
+        if hit is not None:
+            return hit
+        rel = cur.sql(sql, params=bound)
+        columns = [_column(n, t) for n, t in zip(rel.columns, rel.types, strict=True)]
+        duck_types = ["ENUM" if t.id == "enum" else _type_name(t) for t in rel.types]
+        with wg.lock:
+            wg.shapes[key] = (columns, duck_types)
+            if len(wg.shapes) > 256:
+                wg.shapes.popitem(last=False)
+        return columns, duck_types
 
     def _run(
         self,
@@ -314,7 +336,7 @@ class ResultStream:
     def __init__(
         self,
         engine: SqlEngine,
-        gate: threading.BoundedSemaphore,
+        wg: _Workgroup,
         client_id: str,
         sql: str,
         translated: Translated,
@@ -323,7 +345,7 @@ class ResultStream:
         timeout: float,
         batch_rows: int,
     ) -> None:
-        self._gate: threading.BoundedSemaphore | None = gate
+        self._gate: threading.BoundedSemaphore | None = wg.gate
         self._sql = sql
         self._timeout = timeout
         self._cap = engine.options.max_rows
@@ -347,10 +369,7 @@ class ResultStream:
                 }
             else:
                 inner = translated.sql
-            rel = self._cursor.sql(inner, params=bound)
-            self.columns = [_column(n, t) for n, t in zip(rel.columns, rel.types, strict=True)]
-            # An ENUM keeps its own name here, so the projection casts it to VARCHAR.
-            duck_types = ["ENUM" if t.id == "enum" else _type_name(t) for t in rel.types]
+            self.columns, duck_types = engine._shape(wg, self._cursor, inner, bound)
             sources = [f"c{i}" for i in range(len(self.columns))]
             exprs = select(self.columns, sources, duck_types)
             if self.columns:
