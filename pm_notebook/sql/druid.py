@@ -18,7 +18,7 @@ import math
 import queue
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -27,7 +27,7 @@ import requests
 from .. import _http
 from .._secret import Secret
 from ..errors import ConfigurationError, PMError, QueryError
-from . import Batch, ColumnSpec, run_interruptible
+from . import Batch, ColumnSpec
 from ._errors import from_druid
 
 __all__ = ["DruidResult", "DruidTransport", "druid_parameter"]
@@ -92,28 +92,37 @@ def _column_specs(names: Any, native: Any, sql: Any) -> tuple[ColumnSpec, ...]:
     return tuple(columns)
 
 
-class _Reader:
-    """Reads the answer's body on a thread of its own, so receiving overlaps parsing.
+class _Exchange:
+    """One request/answer on a thread of its own: it sends the query, then receives the body in chunks.
 
-    At most *depth* chunks wait in the queue; :meth:`next` waits in short slices, so Ctrl-C is seen.
+    Receiving thus overlaps parsing; at most *depth* chunks wait in the queue. The caller waits in short
+    slices (:meth:`response`, :meth:`next`), so a Ctrl-C delivered to another thread (the JVM's) is seen.
     """
 
     _END = object()
 
-    def __init__(self, response: requests.Response, depth: int = 64) -> None:
-        self._response = response
+    def __init__(self, send: Callable[[], requests.Response], depth: int = 64) -> None:
+        self._send = send
+        self._response: requests.Response | None = None
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="pm-druid-reader", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="pm-druid-exchange", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         try:
-            for chunk in self._response.iter_content(chunk_size=_CHUNK_BYTES):
+            response = self._response = self._send()
+            if self._stop.is_set():
+                response.close()
+                return
+            self._put(response)
+            if response.status_code != 200:
+                return  # the caller reads the error body
+            for chunk in response.iter_content(chunk_size=_CHUNK_BYTES):
                 if not self._put(chunk):
                     return
             self._put(self._END)
-        except BaseException as exc:  # handed to the reading thread
+        except BaseException as exc:  # handed to the waiting thread
             self._put(exc)
 
     def _put(self, item: Any) -> bool:
@@ -125,25 +134,34 @@ class _Reader:
                 continue
         return False
 
-    def next(self) -> bytes | None:
-        """The next chunk, or ``None`` at the end of the body."""
-        while True:  # short waits: a Ctrl-C delivered to another thread (the JVM's) is still seen
+    def _get(self) -> Any:
+        while True:
             try:
                 item = self._queue.get(timeout=0.05)
                 break
             except queue.Empty:
                 continue
-        if item is self._END:
-            self._queue.put(item)  # later calls see the end too
-            return None
         if isinstance(item, BaseException):
             raise item
         return item
 
+    def response(self) -> requests.Response:
+        """The answer's status and headers (the body follows through :meth:`next`)."""
+        return self._get()
+
+    def next(self) -> bytes | None:
+        """The next chunk, or ``None`` at the end of the body."""
+        item = self._get()
+        if item is self._END:
+            self._queue.put(item)  # later calls see the end too
+            return None
+        return item
+
     def close(self) -> None:
-        """Stop reading and release the connection."""
+        """Stop receiving and release the connection."""
         self._stop.set()
-        self._response.close()
+        if self._response is not None:
+            self._response.close()
 
 
 class DruidTransport:
@@ -205,24 +223,21 @@ class DruidTransport:
             if self._active is not None:
                 self._active.close()
             result = DruidResult(self, sql, query_id, batch_rows)
-            try:
-                response = run_interruptible(
-                    lambda: _http.send(
-                        self._session,
-                        "POST",
-                        self.url,
-                        timeout=self._timeout,
-                        what="Druid SQL query",
-                        data=orjson.dumps(body),
-                        auth=(self._user, self._password.reveal()),
-                        stream=True,
-                        headers={"Content-Type": "application/json"},
-                    )
+            data = orjson.dumps(body)
+            exchange = _Exchange(
+                lambda: _http.send(
+                    self._session,
+                    "POST",
+                    self.url,
+                    timeout=self._timeout,
+                    what="Druid SQL query",
+                    data=data,
+                    auth=(self._user, self._password.reveal()),
+                    stream=True,
+                    headers={"Content-Type": "application/json"},
                 )
-            except KeyboardInterrupt:
-                result.cancel()
-                raise
-            result.start(response)
+            )
+            result.start(exchange)
             self._active = result
             return result
 
@@ -264,14 +279,24 @@ class DruidResult:
         self._batch_rows = max(1, batch_rows)
         self.columns: tuple[ColumnSpec, ...] = ()
         self._response: requests.Response | None = None
-        self._reader: _Reader | None = None
+        self._reader: _Exchange | None = None
         self._rest = b""
         self._tail = b""
         self._done = False
         self._closed = False
 
-    def start(self, response: requests.Response) -> None:
-        """Check the status and read the header lines (the declared column types)."""
+    def start(self, exchange: _Exchange) -> None:
+        """Wait for the answer, check its status and read the header lines (the declared column types)."""
+        self._reader = exchange
+        try:
+            response = exchange.response()
+        except KeyboardInterrupt:
+            self.cancel()
+            raise
+        except BaseException:
+            self._closed = True
+            exchange.close()
+            raise
         self._response = response
         if response.status_code != 200:
             try:
@@ -283,7 +308,6 @@ class DruidResult:
                 response.close()
             self._closed = True
             raise from_druid(response.status_code, body, sql=self.sql, url=self._transport.url)
-        self._reader = _Reader(response)
         try:
             header = [self._read_line() for _ in range(3)]
             if header[0] is None:
@@ -382,7 +406,5 @@ class DruidResult:
             self._transport.cancel_query(self.query_id)
         if self._reader is not None:
             self._reader.close()
-        elif self._response is not None:
-            self._response.close()
         if self._transport._active is self:
             self._transport._active = None
