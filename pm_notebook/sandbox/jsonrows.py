@@ -1,9 +1,11 @@
 """Columnar JSON encoding of result rows for both SQL protocols (no Python object per cell).
 
-Rows are turned into JSON text by DuckDB's vectorised ``json_array`` / ``json_object`` over the Arrow
-result (on a private in-memory DuckDB used only for encoding), then the per-row strings are joined
-into one buffer with numpy. This keeps a 1M-row result well under a second of server time, where a
-Python loop over cells (``to_pylist`` + ``orjson`` per row) costs several seconds.
+Rows are turned into JSON text by DuckDB's vectorised ``json_array`` / ``json_object``: the SQL comes from
+:func:`row_json_sql`. The Druid SQL API puts it in a projection over the query itself (one DuckDB
+pipeline, each row's text ending with its separator, so a batch's string buffer *is* the response body:
+:func:`text_buffer`); Avatica frames encode a slice of a finished result (:func:`encode_rows`, on a
+private in-memory DuckDB) and join the rows with numpy (:func:`join_lines`). A Python loop over cells
+(``to_pylist`` + ``orjson`` per row) would cost several seconds per million rows.
 
 Value conventions per Druid SQL type (``mode`` ``"avatica"`` / ``"druid"``):
 
