@@ -22,7 +22,7 @@ import logging
 import queue
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,7 @@ from .sqlerrors import SqlError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Answer", "DruidRequest", "answer", "parse_request"]
+__all__ = ["Answer", "DruidRequest", "Running", "answer", "parse_request"]
 
 FORMATS = ("object", "array", "objectLines", "arrayLines", "csv")
 _PREFETCH = 1 << 20  # bytes encoded before answering
@@ -155,6 +155,39 @@ class Answer:
             self.chunks.close()  # type: ignore[attr-defined]
 
 
+class Running:
+    """The queries in progress by ``sqlQueryId``, so ``DELETE /druid/v2/sql/{id}`` can cancel them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queries: dict[str, tuple[str, ResultStream]] = {}
+
+    def track(self, query_id: str, client_id: str) -> Callable[[ResultStream], None]:
+        """The ``on_open`` hook that registers a stream under *query_id* until it closes."""
+
+        def add(stream: ResultStream) -> None:
+            with self._lock:
+                self._queries[query_id] = (client_id, stream)
+
+            def forget() -> None:
+                with self._lock:
+                    if self._queries.get(query_id, (None, None))[1] is stream:
+                        del self._queries[query_id]
+
+            stream.on_close = forget
+
+        return add
+
+    def cancel(self, query_id: str, client_id: str) -> bool:
+        """Interrupt the query if it runs for this workgroup; ``False`` if there is no such query."""
+        with self._lock:
+            entry = self._queries.get(query_id)
+        if entry is None or entry[0] != client_id:
+            return False  # another workgroup's query is as unknown as a finished one
+        entry[1].cancel()
+        return True
+
+
 def answer(
     engine: SqlEngine,
     client_id: str,
@@ -162,6 +195,7 @@ def answer(
     *,
     prefetch: int = _PREFETCH,
     batch_rows: int = 50_000,
+    running: Running | None = None,
 ) -> Answer:
     """Run the request's query and encode its rows while they are computed.
 
@@ -191,7 +225,13 @@ def answer(
             return [row]
 
     stream = engine.stream(
-        client_id, req.query, req.parameters, select, timeout=_timeout(req), batch_rows=batch_rows
+        client_id,
+        req.query,
+        req.parameters,
+        select,
+        timeout=_timeout(req),
+        batch_rows=batch_rows,
+        on_open=running.track(req.query_id, client_id) if running is not None else None,
     )
     chunks = _encode(req, stream)
     head: list[bytes | memoryview] = []

@@ -18,6 +18,7 @@ import argparse
 import base64
 import binascii
 import dataclasses
+import functools
 import logging
 
 from starlette.applications import Starlette
@@ -86,6 +87,7 @@ def create_sql_app(store: object, *, options: SqlOptions | None = None) -> Starl
     """
     engine = SqlEngine(store, options)
     avatica = AvaticaService(engine)
+    running = druid_sql.Running()
 
     async def avatica_endpoint(request: Request) -> Response:
         body = await request.body()
@@ -108,7 +110,9 @@ def create_sql_app(store: object, *, options: SqlOptions | None = None) -> Starl
         try:
             req = druid_sql.parse_request(await request.body())
             query_id = req.query_id
-            answer = await run_in_threadpool(druid_sql.answer, engine, wg.id, req)
+            answer = await run_in_threadpool(
+                functools.partial(druid_sql.answer, engine, wg.id, req, running=running)
+            )
         except SqlError as e:
             return _druid_error(e, query_id)
         except Exception as e:  # keep the Druid error shape even for our own bugs
@@ -123,7 +127,22 @@ def create_sql_app(store: object, *, options: SqlOptions | None = None) -> Starl
             answer.chunks, media_type=req.media_type, headers=headers, background=BackgroundTask(answer.close)
         )
 
+    async def druid_cancel(request: Request) -> Response:
+        creds = _basic_auth(request)
+        wg = store.authenticate(*creds) if creds else None  # type: ignore[attr-defined]
+        if wg is None:
+            return _druid_error(
+                SqlError(
+                    "Unauthorized: authenticate with HTTP Basic <client_id>:<client_secret>.", "unauthorized"
+                )
+            )
+        query_id = request.path_params["query_id"]
+        if running.cancel(query_id, wg.id):
+            return Response(status_code=202)
+        return Response(status_code=404)
+
     routes = [
+        Route("/druid/v2/sql/{query_id}", druid_cancel, methods=["DELETE"]),
         Route("/druid/v2/sql/avatica/", avatica_endpoint, methods=["POST"]),
         Route("/druid/v2/sql/avatica", avatica_endpoint, methods=["POST"]),
         Route("/druid/v2/sql/", druid_endpoint, methods=["POST"]),

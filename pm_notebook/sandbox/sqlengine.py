@@ -214,6 +214,7 @@ class SqlEngine:
         *,
         timeout: float | None = None,
         batch_rows: int = 50_000,
+        on_open: Callable[[ResultStream], None] | None = None,
     ) -> ResultStream:
         """Run *sql* and stream its rows through a projection computed inside DuckDB.
 
@@ -221,6 +222,7 @@ class SqlEngine:
         type, and returns the SQL expressions to compute per row (e.g. the row's JSON text). Query and
         encoding then run in one DuckDB pipeline, batch by batch, while the caller sends earlier batches.
         The workgroup's query slot, the cursor and the timeout timer are held until the stream is closed.
+        *on_open* is called with the stream as soon as it can be cancelled, before the query runs.
 
         :raises SqlError: refused or invalid before any row; while iterating: timed out, over the row cap.
         """
@@ -230,7 +232,7 @@ class SqlEngine:
         if not wg.gate.acquire(timeout=limit):
             raise SqlError("Too many queries are running for this workgroup; try again shortly.", "capacity")
         return ResultStream(
-            self, wg, client_id, sql, translated, list(params or []), select, limit, batch_rows
+            self, wg, client_id, sql, translated, list(params or []), select, limit, batch_rows, on_open
         )
 
     def _shape(
@@ -344,6 +346,7 @@ class ResultStream:
         select: Callable[[list[Column], list[str], list[str]], list[str]],
         timeout: float,
         batch_rows: int,
+        on_open: Callable[[ResultStream], None] | None = None,
     ) -> None:
         self._gate: threading.BoundedSemaphore | None = wg.gate
         self._sql = sql
@@ -351,12 +354,17 @@ class ResultStream:
         self._cap = engine.options.max_rows
         self._rows = 0
         self._timed_out = threading.Event()
+        self._cancelled = threading.Event()
+        #: called once when the stream is closed (e.g. to forget a running query's id)
+        self.on_close: Callable[[], None] | None = None
         self._reader: pa.RecordBatchReader | None = None
         self._cursor: duckdb.DuckDBPyConnection | None = None
         self._timer = threading.Timer(timeout, self._interrupt)
         self._timer.daemon = True
         try:
             self._cursor = engine._database(client_id).cursor()
+            if on_open is not None:
+                on_open(self)
             self._timer.start()
             bound = translated.bind(params)
             if translated.explain:
@@ -395,6 +403,8 @@ class ResultStream:
                 f"Query timeout: the statement ran longer than {self._timeout:g} s and was cancelled.",
                 "timeout",
             )
+        if self._cancelled.is_set():
+            return SqlError("Query cancelled by its client.", "cancelled")
         return _engine_error(e, self._sql)
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
@@ -418,6 +428,7 @@ class ResultStream:
 
     def cancel(self) -> None:
         """Interrupt the running query (the iterator then ends with an error)."""
+        self._cancelled.set()
         if self._cursor is not None:
             self._cursor.interrupt()
 
@@ -432,6 +443,8 @@ class ResultStream:
                 self._cursor.close()
             self._gate.release()
             self._gate = None
+            if self.on_close is not None:
+                self.on_close()
 
     def __enter__(self) -> ResultStream:
         return self

@@ -19,6 +19,7 @@ _KINDS: dict[str, tuple[int, str, str, int, str, str]] = {
     "no_connection": (400, "notFound", "NOT_FOUND", 1, "00000", "ERROR"),
     "timeout": (504, "timeout", "TIMEOUT", -1, "00000", "UNKNOWN"),
     "capacity": (429, "capacityExceeded", "CAPACITY_EXCEEDED", -1, "00000", "UNKNOWN"),
+    "cancelled": (500, "canceled", "CANCELED", -1, "57014", "UNKNOWN"),
     "internal": (500, "internal", "UNCATEGORIZED", -1, "00000", "UNKNOWN"),
 }
 
@@ -29,7 +30,7 @@ class SqlError(Exception):
     :param message: what went wrong and what to do, for the SQL user.
     :param kind: one of ``invalid`` (bad SQL), ``refused`` (forbidden construct), ``unsupported``
         (valid Druid SQL the sandbox cannot serve), ``unauthorized``, ``no_connection``,
-        ``timeout``, ``capacity`` (a limit was hit), ``internal``.
+        ``timeout``, ``capacity`` (a limit was hit), ``cancelled`` (by its client), ``internal``.
     :param java_class: the exception class name shown in Avatica's ``exceptions`` list.
     """
 
@@ -43,6 +44,7 @@ class SqlError(Exception):
             "unauthorized": "org.apache.druid.server.security.ForbiddenException",
             "no_connection": "org.apache.calcite.avatica.NoSuchConnectionException",
             "timeout": "org.apache.druid.query.QueryTimeoutException",
+            "cancelled": "org.apache.druid.query.QueryInterruptedException",
         }.get(kind, "org.apache.druid.error.DruidException")
 
     @property
