@@ -213,6 +213,23 @@ def _is_text(target: pa.DataType) -> bool:
     return pa.types.is_string(target) or pa.types.is_large_string(target) or pa.types.is_list(target)
 
 
+_NULL = pa.scalar(b"null", pa.binary())
+_NO_BYTES = pa.scalar(None, pa.binary())
+
+
+def _edge_values(text: Any, first: bool, last: bool, target: pa.DataType) -> Any:
+    """The first/last field of each line without the line's bracket (and a time's quotes), as text.
+
+    Byte slicing on a binary view: these values are ASCII (numbers, ``true``, ISO times, ``null``). The CSV
+    reader already unquoted a last field (it starts with its quote), not a first one (it starts with '[').
+    """
+    data = pc.binary_slice(text.cast(pa.binary()), 1 if first else 0, -1 if last else 1 << 30)
+    is_null = pc.equal(data, _NULL)
+    if first and pa.types.is_timestamp(target):  # an ISO time still in its quotes
+        data = pc.binary_slice(data, 1, -1)
+    return pc.if_else(is_null, _NO_BYTES, data).cast(pa.string())
+
+
 def _array_lines_as_csv(lines: bytes, schema: pa.Schema, *, escaped: bool) -> pa.Table:
     n = len(schema)
     names = [f"c{i}" for i in range(n)]
@@ -247,13 +264,7 @@ def _array_lines_as_csv(lines: bytes, schema: pa.Schema, *, escaped: bool) -> pa
     )
     if trim:
         for i in {0, n - 1}:
-            text = table.column(i)
-            if i == 0:
-                text = pc.utf8_slice_codeunits(text, 1)
-            if i == n - 1:
-                text = pc.utf8_slice_codeunits(text, 0, -1)
-            text = pc.utf8_trim(text, characters='"')
-            text = pc.if_else(pc.equal(text, "null"), pa.scalar(None, pa.string()), text)
+            text = _edge_values(table.column(i), i == 0, i == n - 1, _csv_type(schema[i].type))
             table = table.set_column(i, names[i], _convert(text, _csv_type(schema[i].type), schema[i].name))
     for i, field in enumerate(schema):
         if pa.types.is_list(field.type):

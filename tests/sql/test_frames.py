@@ -189,6 +189,7 @@ EDGE_CASES = [
         ],
     ),
     ((ColumnSpec("n", "BIGINT"),), [[1], [None], [-(2**63)]]),
+    ((ColumnSpec("t", "TIMESTAMP"),), [["2024-01-02T03:04:05.006Z"], [None], ["1970-01-01T00:00:00.000Z"]]),
     (
         (ColumnSpec("b", "BOOLEAN"), ColumnSpec("d", "DATE")),
         [[True, "2024-02-29T00:00:00.000Z"], [None, None], [False, "1969-12-31T00:00:00.000Z"]],
@@ -200,7 +201,7 @@ EDGE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("columns", "rows"), EDGE_CASES, ids=["t-s-x", "n", "b-d", "x-tags-n"])
+@pytest.mark.parametrize(("columns", "rows"), EDGE_CASES, ids=["t-s-x", "n", "t", "b-d", "x-tags-n"])
 def test_array_lines_read_as_csv_equal_the_json_reading(columns, rows, lines_path) -> None:
     """Lines whose first and last values are not text keep their brackets in the CSV fields (trimmed
     afterwards); the result must equal the same rows decoded as JSON values."""
