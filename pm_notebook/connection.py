@@ -139,6 +139,9 @@ class Connection:
         except KeyboardInterrupt:
             if result is not None:
                 result.cancel()
+            from .sql._jvm import clear_interrupt
+
+            clear_interrupt()  # with a JVM in the process, Ctrl-C also interrupted this thread's Java side
             raise QueryCancelled(
                 "The query was cancelled (KeyboardInterrupt); the connection is still usable.", sql=sql_text
             ) from None

@@ -29,6 +29,7 @@ __all__ = [
     "DRIVER_SHA256",
     "DEFAULT_JVM_OPTIONS",
     "HELPER_CLASS",
+    "clear_interrupt",
     "driver_jar",
     "ensure_jvm",
     "jvm_options",
@@ -291,6 +292,22 @@ def ensure_jvm(driver: str | os.PathLike[str] | None = None) -> None:
                 hint="Set JAVA_HOME to a Java 11+ installation, or use transport='avatica'.",
             ) from exc
         _quiet_slf4j(jpype)
+
+
+def clear_interrupt() -> None:
+    """Clear the calling thread's Java interrupt status, if a JVM runs in this process.
+
+    A Ctrl-C delivered to the main thread while a JVM runs leaves that thread's Java peer interrupted; its
+    next Java call (jaydebeapi on the main thread, a class lookup) would fail with InterruptedException.
+    That first call throws and clears the status, so a throw here is the expected case.
+    """
+    jpype = sys.modules.get("jpype")
+    if jpype is None or not jpype.isJVMStarted():
+        return
+    try:
+        jpype.java.lang.Thread.interrupted()
+    except jpype.JException:
+        pass
 
 
 def _quiet_slf4j(jpype: types.ModuleType) -> None:
