@@ -183,14 +183,17 @@ class JdbcTransport:
                 result.statement, result.owned = self._shared, False
                 return self._shared.executeQuery(sql)
 
-            try:
-                rs = run_java(start, on_interrupt=result.cancel)
-            except jpype.JException as exc:
-                result.close()
-                raise from_java(exc, sql=sql, url=self.url) from None
-            except BaseException:
-                result.close()
-                raise
+            def closing_on_error(call: Callable[[], T]) -> T:
+                try:
+                    return call()
+                except jpype.JException as exc:
+                    result.close()
+                    raise from_java(exc, sql=sql, url=self.url) from None
+                except BaseException:
+                    result.close()
+                    raise
+
+            rs = closing_on_error(lambda: run_java(start, on_interrupt=result.cancel))
             if isinstance(rs, tuple):
                 result.close()
                 raise QueryError(
@@ -198,14 +201,7 @@ class JdbcTransport:
                     sql=sql,
                     hint="Pass exactly one value per ?.",
                 )
-            try:
-                result.start(rs)
-            except jpype.JException as exc:
-                result.close()
-                raise from_java(exc, sql=sql, url=self.url) from None
-            except BaseException:
-                result.close()
-                raise
+            closing_on_error(lambda: result.start(rs))
             self._active = result
             return result
 
