@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -94,12 +93,6 @@ def reference(sandbox_store, demo):
     cur.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @dataclass
 class SqlServer:
     """A running SQL app: its URLs, store and app (``app.state.avatica``, ``app.state.sql_engine``)."""
@@ -132,8 +125,7 @@ def sql_server(small_store):
 
     def factory(**options) -> SqlServer:
         app = create_sql_app(small_store, options=SqlOptions(**options))
-        port = _free_port()
-        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
@@ -143,6 +135,7 @@ def sql_server(small_store):
                 raise RuntimeError("SQL test server did not start")
             time.sleep(0.02)
         servers.append((server, thread))
+        port = server.servers[0].sockets[0].getsockname()[1]  # bound to port 0: the OS picked a free one
         return SqlServer(f"http://127.0.0.1:{port}", small_store, app)
 
     yield factory
