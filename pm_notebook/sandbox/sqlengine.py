@@ -193,12 +193,8 @@ class SqlEngine:
         :param max_rows: stop after this many rows (a client's ``maxRowCount``); the row cap still applies.
         :raises SqlError: refused, invalid, timed out or over the row cap.
         """
-        translated = self.translate(client_id, sql)
-        wg = self._workgroup(client_id)
-        limit = self.options.query_timeout if timeout is None else min(timeout, self.options.query_timeout)
         started = time.monotonic()
-        if not wg.gate.acquire(timeout=limit):
-            raise SqlError("Too many queries are running for this workgroup; try again shortly.", "capacity")
+        translated, wg, limit = self._admit(client_id, sql, timeout)
         try:
             remaining = max(0.001, limit - (time.monotonic() - started))
             return self._run(client_id, sql, translated, list(params or []), remaining, max_rows, started)
@@ -226,14 +222,22 @@ class SqlEngine:
 
         :raises SqlError: refused or invalid before any row; while iterating: timed out, over the row cap.
         """
+        translated, wg, limit = self._admit(client_id, sql, timeout)
+        return ResultStream(
+            self, wg, client_id, sql, translated, list(params or []), select, limit, batch_rows, on_open
+        )
+
+    def _admit(self, client_id: str, sql: str, timeout: float | None) -> tuple[Translated, _Workgroup, float]:
+        """Translate *sql* and take one of the workgroup's query slots (the caller releases it).
+
+        :returns: the translation, the workgroup and the statement's time limit in seconds.
+        """
         translated = self.translate(client_id, sql)
         wg = self._workgroup(client_id)
         limit = self.options.query_timeout if timeout is None else min(timeout, self.options.query_timeout)
         if not wg.gate.acquire(timeout=limit):
             raise SqlError("Too many queries are running for this workgroup; try again shortly.", "capacity")
-        return ResultStream(
-            self, wg, client_id, sql, translated, list(params or []), select, limit, batch_rows, on_open
-        )
+        return translated, wg, limit
 
     def _shape(
         self, wg: _Workgroup, cur: duckdb.DuckDBPyConnection, sql: str, bound: dict
