@@ -66,7 +66,16 @@ class Error(PMError):
             setattr(self, name, getattr(cause, name, None))
 
 
-class InterfaceError(Error):
+class _ShownAsMessage:
+    """In IPython, the error shows as its message and hint instead of a traceback through the calling tool
+    (JupySQL re-raises a driver's errors as they are). Every DB-API error but :class:`InternalError` (a bug,
+    whose traceback matters) is caused by the statement, the service or the caller."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython's hook for how an exception is shown
+        return f"{type(self).__name__}: {self}".splitlines()
+
+
+class InterfaceError(_ShownAsMessage, Error):
     """PEP 249: misuse of the interface (a closed cursor or connection)."""
 
 
@@ -74,27 +83,27 @@ class DatabaseError(Error):
     """PEP 249: an error of the database."""
 
 
-class DataError(DatabaseError):
+class DataError(_ShownAsMessage, DatabaseError):
     """PEP 249: bad data (a value that does not fit its declared type)."""
 
 
-class OperationalError(DatabaseError):
+class OperationalError(_ShownAsMessage, DatabaseError):
     """PEP 249: the service failed (network, credentials, cancellation, unavailability)."""
 
 
-class IntegrityError(DatabaseError):
+class IntegrityError(_ShownAsMessage, DatabaseError):
     """PEP 249 (never raised: the service is read-only)."""
 
 
 class InternalError(DatabaseError):
-    """PEP 249 (never raised)."""
+    """PEP 249: an unexpected failure inside pm_notebook (a bug; IPython shows its whole traceback)."""
 
 
-class ProgrammingError(DatabaseError):
+class ProgrammingError(_ShownAsMessage, DatabaseError):
     """PEP 249: the statement is wrong (SQL error, wrong parameter count or type)."""
 
 
-class NotSupportedError(DatabaseError):
+class NotSupportedError(_ShownAsMessage, DatabaseError):
     """PEP 249: not available on this read-only service (``rollback``)."""
 
 
