@@ -128,11 +128,10 @@ def _from_values(values: Sequence[Any], target: pa.DataType) -> pa.Array:
     return pa.array(values, target)
 
 
-def _convert(column: Any, target: pa.DataType, name: str) -> pa.Array:
+def _convert(column: Any, target: pa.DataType, name: str) -> pa.Array | pa.ChunkedArray:
+    """A column (Arrow array, chunked or not, or Python values) as *target*; chunks stay chunks (no copy)."""
     try:
-        if isinstance(column, pa.ChunkedArray):
-            column = column.combine_chunks()
-        if isinstance(column, pa.Array):
+        if isinstance(column, (pa.Array, pa.ChunkedArray)):
             if column.type.equals(target):
                 return column
             if (
@@ -166,8 +165,18 @@ def batch_to_arrow(batch: Any) -> pa.RecordBatch:
 def _record_batches(batch: Any) -> list[pa.RecordBatch]:
     schema = arrow_schema(batch.columns)
     if batch.array_lines is not None:
-        return [_from_array_lines(batch.array_lines, schema)]
+        return _from_array_lines(batch.array_lines, schema)
     arrays = [_convert(data, field.type, field.name) for data, field in zip(batch.data, schema, strict=True)]
+    return _as_batches(arrays, schema)
+
+
+def _as_batches(arrays: list[Any], schema: pa.Schema) -> list[pa.RecordBatch]:
+    """Record batches of typed columns; chunked columns give one batch per common chunk (slices, no copy)."""
+    if any(isinstance(a, pa.ChunkedArray) for a in arrays):
+        batches = pa.Table.from_arrays(arrays, schema=schema).to_batches()
+        if batches:
+            return batches
+        arrays = [pa.array([], f.type) for f in schema]
     return [pa.RecordBatch.from_arrays(arrays, schema=schema)]
 
 
@@ -176,7 +185,7 @@ _CSV_MIN_BYTES = 1 << 16
 _JSON_ONLY_ESCAPE = re.compile(rb"\\[bfnrtu]")
 
 
-def _from_array_lines(lines: bytes, schema: pa.Schema) -> pa.RecordBatch:
+def _from_array_lines(lines: bytes, schema: pa.Schema) -> list[pa.RecordBatch]:
     """Newline-separated JSON arrays (one row each, in column order) → a typed record batch."""
     # Small slices: JSON decoding costs less than starting the CSV reader's threads.
     if len(lines) > _CSV_MIN_BYTES and len(schema) and lines[:1] == b"[" and lines[-1:] == b"]":
@@ -188,7 +197,7 @@ def _from_array_lines(lines: bytes, schema: pa.Schema) -> pa.RecordBatch:
                 table = None  # e.g. a nested array: read it as JSON below
             if table is not None:
                 arrays = [_convert(table.column(i), f.type, f.name) for i, f in enumerate(schema)]
-                return pa.RecordBatch.from_arrays(arrays, schema=schema)
+                return _as_batches(arrays, schema)
     try:
         values = orjson.loads(b"[" + lines.replace(b"\n", b",") + b"]")
     except orjson.JSONDecodeError as exc:
@@ -197,7 +206,7 @@ def _from_array_lines(lines: bytes, schema: pa.Schema) -> pa.RecordBatch:
         raise QueryError(f"The server sent rows that do not have the {len(schema)} declared columns.")
     columns = list(zip(*values, strict=True)) if values else [() for _ in schema]
     arrays = [_convert(list(col), f.type, f.name) for col, f in zip(columns, schema, strict=True)]
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+    return [pa.RecordBatch.from_arrays(arrays, schema=schema)]
 
 
 def _csv_type(target: pa.DataType) -> pa.DataType:

@@ -101,6 +101,23 @@ def test_array_lines_and_arrow_inputs_give_the_same_frame(tags, lines_path) -> N
     pd.testing.assert_frame_equal(from_arrow, expected)
 
 
+def test_chunked_columns_stay_in_chunks() -> None:
+    """A transport's chunked columns (the CSV reading of arrayLines gives them) become record batches that
+    slice the chunks, not one concatenated copy; an empty chunked column still gives one empty batch."""
+    spec = (ColumnSpec("n", "BIGINT"), ColumnSpec("s", "VARCHAR"))
+    n = pa.chunked_array([pa.array([1, 2]), pa.array([3])])
+    s = pa.chunked_array([pa.array(["a"]), pa.array(["b", None])])
+    parts = frames._record_batches(Batch(spec, (n, s), 3))
+    assert [p.num_rows for p in parts] == [1, 1, 1]  # the union of both columns' chunk boundaries
+    assert parts[0].column(0).buffers()[1].address == n.chunk(0).buffers()[1].address
+    assert frames.batches_to_table(spec, [Batch(spec, (n, s), 3)]).to_pydict() == {
+        "n": [1, 2, 3], "s": ["a", "b", None]
+    }
+    empty = (pa.chunked_array([], pa.int64()), pa.chunked_array([], pa.string()))
+    (only,) = frames._record_batches(Batch(spec, empty, 0))
+    assert only.num_rows == 0 and only.schema == frames.arrow_schema(spec)
+
+
 def test_empty_result_keeps_columns_and_dtypes() -> None:
     frame = frames.to_pandas(frames.batches_to_table(COLUMNS, []))
     assert len(frame) == 0
