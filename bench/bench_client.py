@@ -14,7 +14,10 @@ during the big query divided by the final DataFrame's deep size.
 
 Paths: ``druid``, ``avatica``, ``jdbc`` (ours, through ``Connection.query``); ``sdk`` (the SDK's own way, as
 its ``Datasource.request`` does: jaydebeapi on the original JDBC URL without fetch_size, ``fetchall()``, then
-``pandas.DataFrame(rows)``); ``duckdb`` (the same data in-process, DuckDB → Arrow → pandas: the limit).
+``pandas.DataFrame(rows)``); ``duckdb`` (the same data in-process, DuckDB → Arrow → pandas: the limit);
+``replay`` (our druid path against a tiny server replaying the sandbox's recorded answers: the client's own
+cost, apart from the stand-in's query and encoding, which share this machine's cores with the client);
+``raw`` (the sandbox's answer received but not parsed: the stand-in's floor).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-PATHS = ("raw", "druid", "avatica", "jdbc", "sdk", "duckdb")
+PATHS = ("raw", "druid", "avatica", "jdbc", "sdk", "duckdb", "replay")
 BIG_COLUMNS = (
     "__time, enddate, duration, caseid, vertex_name, vertex_id, total_occurences_by_caseid, order_amount_lpkr"
 )
@@ -96,6 +99,63 @@ def current_rss_mb() -> float:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+# --- replay server (the "replay" path)
+def _druid_request(sql: str) -> dict:
+    """The Druid SQL request body our transport sends (arrayLines with the three header lines)."""
+    flags = ("header", "typesHeader", "sqlTypesHeader")
+    return {"query": sql, "resultFormat": "arrayLines", **dict.fromkeys(flags, True)}
+
+
+def record_answers(env: dict[str, str], queries: list[str], folder: Path) -> None:
+    """Save the sandbox's Druid SQL answer to each query in *folder* (``index.json`` maps query → file)."""
+    import requests
+
+    url = env["PM_JDBC_URL"].split("url=", 1)[1].split("/druid/", 1)[0] + "/druid/v2/sql/"
+    index = {}
+    with requests.Session() as session:
+        session.auth = (env["PM_CLIENT_ID"], env["PM_CLIENT_SECRET"])
+        for i, sql in enumerate(queries):
+            response = session.post(url, json=_druid_request(sql))
+            response.raise_for_status()
+            (folder / f"{i}.body").write_bytes(response.content)
+            index[sql] = f"{i}.body"
+    (folder / "index.json").write_text(json.dumps(index))
+
+
+def serve_replay(folder: Path) -> None:
+    """Answer ``POST /druid/v2/sql/`` with the recorded body of the request's query (1 MiB writes); print
+    the port, then serve until killed. Nothing is computed: the cost left is the client's."""
+    import http.server
+
+    index = json.loads((folder / "index.json").read_text())
+    bodies = {sql: (folder / name).read_bytes() for sql, name in index.items()}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and a small body go out at once, not after a delayed ACK
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            body = bodies.get(request.get("query"))
+            if body is None:
+                self.send_error(404, "no recorded answer for this query")
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            view = memoryview(body)
+            for start in range(0, len(view), 1 << 20):
+                self.wfile.write(view[start : start + (1 << 20)])
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    print(f"PORT {server.server_address[1]}", flush=True)
+    server.serve_forever()
+
+
 # --- worker side (one path per process)
 def _runner(path: str, env: dict[str, str], cases: int):
     """Return (run(sql) -> DataFrame, close())."""
@@ -111,6 +171,20 @@ def _runner(path: str, env: dict[str, str], cases: int):
             use_keyring=False,
         )
         return (lambda sql: conn.query(sql, transport=path)), conn.close
+    if path == "replay":
+        # Our druid path against a server that only replays the sandbox's recorded answers: the client's
+        # own cost, without the stand-in's query and JSON encoding on the same cores.
+        import pm_notebook
+
+        conn = pm_notebook.connect(
+            env["PM_BASE_URL"],
+            env["PM_AUTH_URL"],
+            env["PM_CLIENT_ID"],
+            env["PM_CLIENT_SECRET"],
+            env["BENCH_REPLAY_JDBC_URL"],
+            use_keyring=False,
+        )
+        return (lambda sql: conn.query(sql, transport="druid")), conn.close
     if path == "raw":
         # The sandbox's own cost: the same Druid SQL request, body read but not parsed (no DataFrame).
         import requests
@@ -250,12 +324,16 @@ def main(argv: list[str] | None = None) -> int:
         "--cases", type=int, default=0, help="sandbox cases per project (default: from --rows)"
     )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--replay-folder", help=argparse.SUPPRESS)
     parser.add_argument("--env-json", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if not args.cases:
         args.cases = max(300, int(args.rows / VERTEX_ROWS_PER_CASE * 1.08))
     if args.worker:
         worker(args)
+        return 0
+    if args.replay_folder:
+        serve_replay(Path(args.replay_folder))
         return 0
 
     from pm_notebook.sandbox import start
@@ -275,6 +353,10 @@ def main(argv: list[str] | None = None) -> int:
             "BENCH_TABLE": table,
         }
         env_json = Path(sb.env_file).with_name("bench-env.json")
+        replay = None
+        if "replay" in paths:
+            scratch = Path(sb.env_file).parent
+            replay, env["BENCH_REPLAY_JDBC_URL"] = start_replay(env, table, args.rows, scratch)
         env_json.write_text(json.dumps(env))
         for path in paths:
             cmd = [
@@ -307,8 +389,25 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
         env_json.unlink()
+        if replay is not None:
+            replay.kill()
+            replay.wait()
     report(results, args.rows)
     return 0
+
+
+def start_replay(env: dict[str, str], table: str, rows: int, scratch: Path) -> tuple[subprocess.Popen, str]:
+    """Record the sandbox's answers to the two queries and start the replay server; return it and its
+    JDBC URL (the druid transport derives its HTTP URL from it)."""
+    folder = scratch / "replay"
+    folder.mkdir(exist_ok=True)
+    record_answers(env, [small_sql(table), big_sql(table, rows)], folder)
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--replay-folder", str(folder)], stdout=subprocess.PIPE, text=True
+    )
+    assert server.stdout is not None
+    port = int(server.stdout.readline().split()[1])
+    return server, f"jdbc:avatica:remote:url=http://127.0.0.1:{port}/druid/v2/sql/avatica/"
 
 
 def report(results: dict[str, dict], rows: int) -> None:
@@ -361,6 +460,14 @@ def report(results: dict[str, dict], rows: int) -> None:
     for name, r in ours.items():
         mem = r["growth_mb"] / r["df_mb"]
         print(f"  {name:8s} peak memory < 2.5× DataFrame: {mem:6.2f}×  {'PASS' if mem < 2.5 else 'FAIL'}")
+    replayed = results.get("replay")
+    if replayed:
+        print("Client alone (druid against the sandbox's recorded answers, replayed without computing):")
+        if limit:
+            ratio = replayed["seconds"] / limit["seconds"]
+            verdict = "PASS" if ratio <= 3 else "FAIL"
+            print(f"  druid client within 3× of DuckDB:      {ratio:6.1f}×  {verdict}")
+        print(f"  druid client's share of a small query:  {replayed['small_ms']:6.1f} ms")
 
 
 if __name__ == "__main__":
