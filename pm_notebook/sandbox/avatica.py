@@ -235,6 +235,8 @@ _META_COLUMNS = {
     ],
 }
 _SCHEMAS = ("INFORMATION_SCHEMA", "druid", "lookup")
+# The connection properties a client may set with connectionSync (the rest of connProps is bookkeeping).
+_SYNCED_PROPS = ("autoCommit", "readOnly", "transactionIsolation", "catalog", "schema")
 _TYPE_INFO = [
     (
         name,
@@ -397,7 +399,9 @@ class AvaticaService:
             "schema": "druid",
             "dirty": False,
         }
-        answer.update({k: v for k, v in conn.props.items() if k in answer})
+        # The merged properties, applied: "dirty" stays false, as a real server answers (JdbcMeta clears it
+        # once applied). Echoing the client's "dirty": true made the driver sync before every statement.
+        answer.update({k: v for k, v in conn.props.items() if k in _SYNCED_PROPS})
         return {"response": "connectionSync", "connProps": answer}
 
     def _do_databaseProperties(self, req: dict, basic: Any) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 
+import orjson
 import pytest
 
 pytestmark = pytest.mark.jdbc
@@ -216,6 +217,34 @@ def test_wrong_password_fails_the_connect(jvm, sandbox, demo):
     text = str(info.value)
     assert "Unauthorized" in text and "00002" in text
     assert "not-the-secret" not in text and demo.client_secret not in text
+
+
+def test_the_driver_syncs_the_connection_once_not_before_every_query(jvm, sql_server, monkeypatch):
+    """connectionSync answers "dirty": false, as a real server does once it applied the properties; an echoed
+    "dirty": true made the driver sync again before every statement (two round trips per query)."""
+    server = sql_server()
+    service = server.app.state.avatica
+    seen: list[str] = []
+    handle = service.handle
+
+    def recording(body: bytes, *args):
+        seen.append(orjson.loads(body)["request"])
+        return handle(body, *args)
+
+    monkeypatch.setattr(service, "handle", recording)
+    store_wg = server.store.by_key("demo")
+    c = _connect(server.jdbc_url, store_wg.id, store_wg.secret)
+    try:
+        statement = c.jconn.createStatement()
+        for _ in range(3):
+            rs = statement.executeQuery("SELECT 1")
+            assert rs.next() and rs.getInt(1) == 1
+            rs.close()
+        statement.close()
+    finally:
+        c.close()
+    assert seen.count("prepareAndExecute") == 3
+    assert seen.count("connectionSync") == 1
 
 
 def test_close_releases_statements(jvm, sandbox, demo, sql_server):
