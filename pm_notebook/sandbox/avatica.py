@@ -235,8 +235,6 @@ _META_COLUMNS = {
     ],
 }
 _SCHEMAS = ("INFORMATION_SCHEMA", "druid", "lookup")
-# The connection properties a client may set with connectionSync (the rest of connProps is bookkeeping).
-_SYNCED_PROPS = ("autoCommit", "readOnly", "transactionIsolation", "catalog", "schema")
 _TYPE_INFO = [
     (
         name,
@@ -399,9 +397,10 @@ class AvaticaService:
             "schema": "druid",
             "dirty": False,
         }
-        # The merged properties, applied: "dirty" stays false, as a real server answers (JdbcMeta clears it
-        # once applied). Echoing the client's "dirty": true made the driver sync before every statement.
-        answer.update({k: v for k, v in conn.props.items() if k in _SYNCED_PROPS})
+        # Druid's DruidMeta.connectionSync returns the client's properties as they came, "dirty": true
+        # included; the 1.26 driver keeps them and, finding them dirty, syncs again before every statement.
+        # Kept so: a JDBC query costs the same two round trips here as against the service.
+        answer.update({k: v for k, v in conn.props.items() if k in answer})
         return {"response": "connectionSync", "connProps": answer}
 
     def _do_databaseProperties(self, req: dict, basic: Any) -> dict:
