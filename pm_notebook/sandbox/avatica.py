@@ -20,6 +20,7 @@ import datetime as dt
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,6 +153,7 @@ class _Statement:
     encoded: pa.Array | None = None  # JSON text of rows [encoded_start, encoded_start + len(encoded))
     encoded_start: int = 0
     touched: float = field(default_factory=time.monotonic)
+    cancel: Callable[[], None] | None = None  # set while the statement's query runs
 
 
 @dataclass
@@ -409,7 +411,9 @@ class AvaticaService:
 
     def _do_closeConnection(self, req: dict, basic: Any) -> dict:
         with self._lock:
-            self._connections.pop(str(req.get("connectionId")), None)
+            conn = self._connections.pop(str(req.get("connectionId")), None)
+        for st in list(conn.statements.values()) if conn is not None else ():
+            _cancel_running(st)
         return {"response": "closeConnection"}
 
     def _do_commit(self, req: dict, basic: Any) -> dict:
@@ -441,6 +445,9 @@ class AvaticaService:
     def _do_closeStatement(self, req: dict, basic: Any) -> dict:
         conn = self._connections.get(str(req.get("connectionId")))
         if conn is not None:
+            # Like Druid, closing a statement stops its running query: the query holds the connection's
+            # lock, so it is interrupted first (a client's Ctrl-C sends this on another HTTP connection).
+            _cancel_running(conn.statements.get(req.get("statementId")))
             with conn.lock:
                 conn.statements.pop(req.get("statementId"), None)
         return {"response": "closeStatement"}
@@ -452,9 +459,19 @@ class AvaticaService:
         return max(size, self.options.min_rows_per_frame)
 
     def _run(self, conn: _Connection, st: _Statement, params: list, max_total: int) -> None:
-        result = self.engine.execute(
-            conn.client_id, st.sql or "", params, max_rows=max_total if max_total > 0 else None
-        )
+        def running(cancel: Callable[[], None]) -> None:
+            st.cancel = cancel
+
+        try:
+            result = self.engine.execute(
+                conn.client_id,
+                st.sql or "",
+                params,
+                max_rows=max_total if max_total > 0 else None,
+                on_open=running,
+            )
+        finally:
+            st.cancel = None
         st.result, st.offset, st.columns, st.touched = result, 0, result.columns, time.monotonic()
         st.encoded = None
 
@@ -679,6 +696,12 @@ class AvaticaService:
                 )
             )
         return self._meta(conn, "getColumns", rows)
+
+
+def _cancel_running(st: _Statement | None) -> None:
+    cancel = st.cancel if st is not None else None
+    if cancel is not None:
+        cancel()
 
 
 def _like_match(value: str, pattern: Any) -> bool:

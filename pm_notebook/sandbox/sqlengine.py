@@ -186,18 +186,22 @@ class SqlEngine:
         *,
         timeout: float | None = None,
         max_rows: int | None = None,
+        on_open: Callable[[Callable[[], None]], None] | None = None,
     ) -> QueryResult:
         """Run *sql* with *params* (one value per ``?``) and return all rows.
 
         :param timeout: seconds (capped by ``options.query_timeout``).
         :param max_rows: stop after this many rows (a client's ``maxRowCount``); the row cap still applies.
-        :raises SqlError: refused, invalid, timed out or over the row cap.
+        :param on_open: called, before the query runs, with a function that cancels it from another thread.
+        :raises SqlError: refused, invalid, timed out, cancelled or over the row cap.
         """
         started = time.monotonic()
         translated, wg, limit = self._admit(client_id, sql, timeout)
         try:
             remaining = max(0.001, limit - (time.monotonic() - started))
-            return self._run(client_id, sql, translated, list(params or []), remaining, max_rows, started)
+            return self._run(
+                client_id, sql, translated, list(params or []), remaining, max_rows, started, on_open
+            )
         finally:
             wg.gate.release()
 
@@ -269,18 +273,28 @@ class SqlEngine:
         timeout: float,
         max_rows: int | None,
         started: float,
+        on_open: Callable[[Callable[[], None]], None] | None = None,
     ) -> QueryResult:
         cur = self._database(client_id).cursor()
         timed_out = threading.Event()
+        cancelled = threading.Event()
 
         def interrupt() -> None:
             timed_out.set()
+            cur.interrupt()
+
+        def cancel() -> None:
+            cancelled.set()
             cur.interrupt()
 
         timer = threading.Timer(timeout, interrupt)
         timer.daemon = True
         timer.start()
         try:
+            if on_open is not None:
+                on_open(cancel)
+            if cancelled.is_set():
+                raise SqlError("Query cancelled by its client.", "cancelled")
             bound = translated.bind(params)
             if translated.explain:
                 return self._explain(cur, translated, bound)
@@ -316,6 +330,8 @@ class SqlEngine:
                     f"Query timeout: the statement ran longer than {timeout:g} s and was cancelled.",
                     "timeout",
                 ) from None
+            if cancelled.is_set():
+                raise SqlError("Query cancelled by its client.", "cancelled") from None
             raise _engine_error(e, sql) from None
         finally:
             timer.cancel()
