@@ -224,11 +224,17 @@ def _quiet_close(obj: Any) -> None:
         log.debug("closing %s failed: %s", type(obj).__name__, exc)
 
 
-def _close_in_background(obj: Any) -> None:
-    """Close a possibly busy Java object without waiting (after a cancel); the thread detaches itself."""
+def _close_in_background(obj: Any, *, cancel_first: bool = False) -> None:
+    """Close a possibly busy Java object (a statement: cancel it first) without waiting; the thread
+    detaches itself."""
 
     def close() -> None:
         try:
+            if cancel_first:
+                try:
+                    obj.cancel()
+                except Exception as exc:  # the driver may not support cancel in every state
+                    log.debug("Statement.cancel failed: %s", exc)
             _quiet_close(obj)
         finally:
             _detach_thread()
@@ -335,13 +341,10 @@ class JdbcResult:
         if self._closed:
             return
         self._closed = True
-        statement = self.statement
-        if statement is not None:
-            try:
-                statement.cancel()
-            except Exception as exc:  # the driver may not support cancel in every state
-                log.debug("Statement.cancel failed: %s", exc)
-            _close_in_background(statement)
+        if self.statement is not None:
+            # Not on this thread: the driver's Statement.cancel waits for the call the statement is in (the
+            # very query being interrupted), so Ctrl-C would return only when the query ends.
+            _close_in_background(self.statement, cancel_first=True)
         self._transport.abandon_connection()
         if self._transport._active is self:
             self._transport._active = None

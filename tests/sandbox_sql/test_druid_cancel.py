@@ -1,4 +1,5 @@
-"""``DELETE /druid/v2/sql/{sqlQueryId}`` cancels a running Druid SQL query, as Druid's broker does."""
+"""``DELETE /druid/v2/sql/{sqlQueryId}`` cancels a running Druid SQL query, as Druid's broker does; Ctrl-C on
+every transport stops a running query on the server."""
 
 from __future__ import annotations
 
@@ -70,7 +71,12 @@ def test_only_the_owner_can_cancel_and_unknown_ids_are_404(sandbox, demo, second
     assert box["response"].status_code == 500
 
 
-def test_ctrl_c_on_the_druid_transport_stops_the_query_on_the_server(sandbox_factory):
+@pytest.mark.parametrize("transport", ["druid", "avatica", pytest.param("jdbc", marks=pytest.mark.jdbc)])
+def test_ctrl_c_during_a_running_query_stops_it_on_the_server(sandbox_factory, transport):
+    """A real running query (not a delayed answer): Ctrl-C returns at once and frees the server. Druid: the
+    DELETE; Avatica: closeStatement, which interrupts the statement's query; JDBC: the driver's statement is
+    cancelled and closed off the main thread (its cancel waits for the running call) and the abandoned
+    connection's closeConnection interrupts the query."""
     import signal
 
     # One query at a time per workgroup: the next query only runs if the interrupted one really stopped.
@@ -80,17 +86,18 @@ def test_ctrl_c_on_the_druid_transport_stops_the_query_on_the_server(sandbox_fac
     conn = pm_notebook.connect(
         sb.base_url, sb.auth_url, demo.client_id, demo.client_secret, sb.jdbc_url, use_keyring=False
     )
-    main = threading.main_thread().ident
-    timer = threading.Timer(0.5, lambda: signal.pthread_kill(main, signal.SIGINT))
-    timer.start()
-    started = time.monotonic()
     with conn:
+        conn.query("SELECT 0 AS warm", transport=transport)  # JVM and driver start-up are not interrupted
+        main = threading.main_thread().ident
+        timer = threading.Timer(0.7, lambda: signal.pthread_kill(main, signal.SIGINT))
+        timer.start()
+        started = time.monotonic()
         try:
             with pytest.raises(QueryCancelled):
-                conn.query(endless, transport="druid")
+                conn.query(endless, transport=transport)
         finally:
             timer.cancel()
         assert time.monotonic() - started < 5
         started = time.monotonic()
-        assert conn.query("SELECT 1 AS ok", transport="druid")["ok"].tolist() == [1]
+        assert conn.query("SELECT 1 AS ok", transport=transport)["ok"].tolist() == [1]
         assert time.monotonic() - started < 5
