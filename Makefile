@@ -21,8 +21,9 @@ system-deps:
 lint: install
 	$(BIN)/ruff check pm_notebook tests bench
 
+# -X faulthandler: a crash even after pytest's own reporting (at interpreter exit) prints every thread's stack.
 test: install system-deps lint
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -X faulthandler -m pytest $(PYTEST_ARGS)
 
 demo: install
 	$(BIN)/python -m pm_notebook.demo
