@@ -95,17 +95,24 @@ def create_sql_app(store: object, *, options: SqlOptions | None = None) -> Starl
         status, payload = answered or await run_in_threadpool(avatica.handle, body, _basic_auth(request))
         return Response(payload, status_code=status, media_type=_JSON)
 
-    async def druid_endpoint(request: Request) -> Response:
+    def workgroup(request: Request) -> tuple[object | None, Response | None]:
+        """The workgroup of the request's HTTP Basic credentials, or Druid's 401 answer."""
         creds = _basic_auth(request)
         wg = store.authenticate(*creds) if creds else None  # type: ignore[attr-defined]
-        if wg is None:
-            what = "wrong client id or secret" if creds else "no HTTP Basic credentials"
-            return _druid_error(
-                SqlError(
-                    f"Unauthorized ({what}): authenticate with HTTP Basic <client_id>:<client_secret>.",
-                    "unauthorized",
-                )
+        if wg is not None:
+            return wg, None
+        what = "wrong client id or secret" if creds else "no HTTP Basic credentials"
+        return None, _druid_error(
+            SqlError(
+                f"Unauthorized ({what}): authenticate with HTTP Basic <client_id>:<client_secret>.",
+                "unauthorized",
             )
+        )
+
+    async def druid_endpoint(request: Request) -> Response:
+        wg, refused = workgroup(request)
+        if refused is not None:
+            return refused
         query_id = None
         try:
             req = druid_sql.parse_request(await request.body())
@@ -128,14 +135,9 @@ def create_sql_app(store: object, *, options: SqlOptions | None = None) -> Starl
         )
 
     async def druid_cancel(request: Request) -> Response:
-        creds = _basic_auth(request)
-        wg = store.authenticate(*creds) if creds else None  # type: ignore[attr-defined]
-        if wg is None:
-            return _druid_error(
-                SqlError(
-                    "Unauthorized: authenticate with HTTP Basic <client_id>:<client_secret>.", "unauthorized"
-                )
-            )
+        wg, refused = workgroup(request)
+        if refused is not None:
+            return refused
         query_id = request.path_params["query_id"]
         if running.cancel(query_id, wg.id):
             return Response(status_code=202)

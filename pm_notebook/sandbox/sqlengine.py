@@ -294,7 +294,7 @@ class SqlEngine:
             if on_open is not None:
                 on_open(cancel)
             if cancelled.is_set():
-                raise SqlError("Query cancelled by its client.", "cancelled")
+                raise _cancelled()
             bound = translated.bind(params)
             if translated.explain:
                 return self._explain(cur, translated, bound)
@@ -326,12 +326,9 @@ class SqlEngine:
             return QueryResult(columns, _normalise(table, columns), elapsed=time.monotonic() - started)
         except duckdb.Error as e:
             if timed_out.is_set():
-                raise SqlError(
-                    f"Query timeout: the statement ran longer than {timeout:g} s and was cancelled.",
-                    "timeout",
-                ) from None
+                raise _timed_out(timeout) from None
             if cancelled.is_set():
-                raise SqlError("Query cancelled by its client.", "cancelled") from None
+                raise _cancelled() from None
             raise _engine_error(e, sql) from None
         finally:
             timer.cancel()
@@ -419,12 +416,9 @@ class ResultStream:
 
     def _error(self, e: duckdb.Error) -> SqlError:
         if self._timed_out.is_set():
-            return SqlError(
-                f"Query timeout: the statement ran longer than {self._timeout:g} s and was cancelled.",
-                "timeout",
-            )
+            return _timed_out(self._timeout)
         if self._cancelled.is_set():
-            return SqlError("Query cancelled by its client.", "cancelled")
+            return _cancelled()
         return _engine_error(e, self._sql)
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
@@ -478,6 +472,15 @@ _EXPLAIN_COLUMNS = [
     Column("RESOURCES", "VARCHAR"),
     Column("ATTRIBUTES", "VARCHAR"),
 ]
+
+
+def _timed_out(seconds: float) -> SqlError:
+    message = f"Query timeout: the statement ran longer than {seconds:g} s and was cancelled."
+    return SqlError(message, "timeout")
+
+
+def _cancelled() -> SqlError:
+    return SqlError("Query cancelled by its client.", "cancelled")
 
 
 def _column(name: str, duck_type: duckdb.typing.DuckDBPyType | str) -> Column:
