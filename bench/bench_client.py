@@ -99,7 +99,11 @@ def current_rss_mb() -> float:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-# --- replay server (the "replay" path)
+# --- Druid SQL requests as our transport sends them (the "raw" and "replay" paths)
+def _druid_sql_url(env: dict[str, str]) -> str:
+    return env["PM_JDBC_URL"].split("url=", 1)[1].split("/druid/", 1)[0] + "/druid/v2/sql/"
+
+
 def _druid_request(sql: str) -> dict:
     """The Druid SQL request body our transport sends (arrayLines with the three header lines)."""
     flags = ("header", "typesHeader", "sqlTypesHeader")
@@ -110,7 +114,7 @@ def record_answers(env: dict[str, str], queries: list[str], folder: Path) -> Non
     """Save the sandbox's Druid SQL answer to each query in *folder* (``index.json`` maps query → file)."""
     import requests
 
-    url = env["PM_JDBC_URL"].split("url=", 1)[1].split("/druid/", 1)[0] + "/druid/v2/sql/"
+    url = _druid_sql_url(env)
     index = {}
     with requests.Session() as session:
         session.auth = (env["PM_CLIENT_ID"], env["PM_CLIENT_SECRET"])
@@ -159,50 +163,32 @@ def serve_replay(folder: Path) -> None:
 # --- worker side (one path per process)
 def _runner(path: str, env: dict[str, str], cases: int):
     """Return (run(sql) -> DataFrame, close())."""
-    if path in ("druid", "avatica", "jdbc"):
+    if path in ("druid", "avatica", "jdbc", "replay"):
+        # replay: our druid path against a server that only replays the sandbox's recorded answers (the
+        # client's own cost, without the stand-in's query and JSON encoding on the same cores).
         import pm_notebook
 
+        replay = path == "replay"
         conn = pm_notebook.connect(
             env["PM_BASE_URL"],
             env["PM_AUTH_URL"],
             env["PM_CLIENT_ID"],
             env["PM_CLIENT_SECRET"],
-            env["PM_JDBC_URL"],
+            env["BENCH_REPLAY_JDBC_URL"] if replay else env["PM_JDBC_URL"],
             use_keyring=False,
         )
-        return (lambda sql: conn.query(sql, transport=path)), conn.close
-    if path == "replay":
-        # Our druid path against a server that only replays the sandbox's recorded answers: the client's
-        # own cost, without the stand-in's query and JSON encoding on the same cores.
-        import pm_notebook
-
-        conn = pm_notebook.connect(
-            env["PM_BASE_URL"],
-            env["PM_AUTH_URL"],
-            env["PM_CLIENT_ID"],
-            env["PM_CLIENT_SECRET"],
-            env["BENCH_REPLAY_JDBC_URL"],
-            use_keyring=False,
-        )
-        return (lambda sql: conn.query(sql, transport="druid")), conn.close
+        transport = "druid" if replay else path
+        return (lambda sql: conn.query(sql, transport=transport)), conn.close
     if path == "raw":
         # The sandbox's own cost: the same Druid SQL request, body read but not parsed (no DataFrame).
         import requests
 
         session = requests.Session()
-        url = env["PM_JDBC_URL"].split("url=", 1)[1].split("/druid/", 1)[0] + "/druid/v2/sql/"
+        session.auth = (env["PM_CLIENT_ID"], env["PM_CLIENT_SECRET"])
+        url = _druid_sql_url(env)
 
         def run_raw(sql: str):
-            body = {
-                "query": sql,
-                "resultFormat": "arrayLines",
-                "header": True,
-                "typesHeader": True,
-                "sqlTypesHeader": True,
-            }
-            response = session.post(
-                url, json=body, auth=(env["PM_CLIENT_ID"], env["PM_CLIENT_SECRET"]), stream=True
-            )
+            response = session.post(url, json=_druid_request(sql), stream=True)
             response.raise_for_status()
             # 1 MiB reads, as the druid transport does (response.content reads 10 kB at a time: 4x slower).
             return _RawResult(b"".join(response.iter_content(1 << 20)))

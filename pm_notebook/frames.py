@@ -186,7 +186,7 @@ _JSON_ONLY_ESCAPE = re.compile(rb"\\[bfnrtu]")
 
 
 def _from_array_lines(lines: bytes, schema: pa.Schema) -> list[pa.RecordBatch]:
-    """Newline-separated JSON arrays (one row each, in column order) → a typed record batch."""
+    """Newline-separated JSON arrays (one row each, in column order) → typed record batches."""
     # Small slices: JSON decoding costs less than starting the CSV reader's threads.
     if len(lines) > _CSV_MIN_BYTES and len(schema) and lines[:1] == b"[" and lines[-1:] == b"]":
         escaped = b"\\" in lines
