@@ -27,7 +27,7 @@ import requests
 from .. import _http
 from .._secret import Secret
 from ..errors import ConfigurationError, PMError, QueryError
-from . import Batch, ColumnSpec
+from . import Batch, ColumnSpec, run_in_worker
 from ._errors import from_druid
 
 __all__ = ["DruidResult", "DruidTransport", "druid_parameter"]
@@ -93,7 +93,7 @@ def _column_specs(names: Any, native: Any, sql: Any) -> tuple[ColumnSpec, ...]:
 
 
 class _Exchange:
-    """One request/answer on a thread of its own: it sends the query, then receives the body in chunks.
+    """One request/answer on a worker thread: it sends the query, then receives the body in chunks.
 
     Receiving thus overlaps parsing; at most *depth* chunks wait in the queue. The caller waits in short
     slices (:meth:`response`, :meth:`next`), so a Ctrl-C delivered to another thread (the JVM's) is seen.
@@ -106,8 +106,7 @@ class _Exchange:
         self._response: requests.Response | None = None
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="pm-druid-exchange", daemon=True)
-        self._thread.start()
+        run_in_worker(self._run)
 
     def _run(self) -> None:
         try:

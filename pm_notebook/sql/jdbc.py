@@ -19,6 +19,7 @@ import datetime as dt
 import logging
 import math
 import mmap
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -27,9 +28,9 @@ import pyarrow as pa
 
 from .._secret import Secret
 from ..errors import ClosedError, ConfigurationError, DriverError, QueryError
-from . import Batch, ColumnSpec, run_interruptible
+from . import Batch, ColumnSpec, at_worker_exit, run_interruptible
 from ._errors import from_java
-from ._jvm import DRIVER_CLASS, HELPER_CLASS, ensure_jvm, helper_jar
+from ._jvm import DRIVER_CLASS, HELPER_CLASS, clear_interrupt, ensure_jvm, helper_jar
 
 __all__ = ["JdbcResult", "JdbcTransport", "jdbc_url_with_options", "run_java"]
 
@@ -80,15 +81,25 @@ def jdbc_url_with_options(url: str, **options: Any) -> str:
 
 
 def run_java(call: Callable[[], T], *, on_interrupt: Callable[[], None] | None = None) -> T:
-    """Run a blocking Java call off the calling thread (Ctrl-C stays responsive); detach the worker after."""
-    return run_interruptible(call, on_interrupt=on_interrupt, cleanup=_detach_thread)
+    """Run a blocking Java call off the calling thread (Ctrl-C stays responsive).
+
+    The worker threads stay attached to the JVM (as daemon threads) until they end.
+    """
+
+    def fresh() -> T:
+        clear_interrupt()  # an interrupt left on this worker's Java side must not fail the next call
+        return call()
+
+    return run_interruptible(fresh, on_interrupt=on_interrupt)
 
 
 def _detach_thread() -> None:
-    import jpype
-
-    if jpype.isJVMStarted() and jpype.java.lang.Thread.isAttached():
+    jpype = sys.modules.get("jpype")
+    if jpype is not None and jpype.isJVMStarted() and jpype.java.lang.Thread.isAttached():
         jpype.java.lang.Thread.detach()
+
+
+at_worker_exit(_detach_thread)
 
 
 class JdbcTransport:
