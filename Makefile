@@ -20,6 +20,7 @@ system-deps:
 
 lint: install
 	$(BIN)/ruff check pm_notebook tests bench
+	$(BIN)/ruff format --check pm_notebook tests bench
 
 # -X faulthandler: a crash even after pytest's own reporting (at interpreter exit) prints every thread's stack.
 test: install system-deps lint

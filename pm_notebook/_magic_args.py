@@ -201,26 +201,38 @@ def _is_number(word: str) -> bool:
 
 def _check(args: MagicArgs) -> None:
     """Reject option combinations that have no sensible meaning."""
-    modes = [name for name, on in (("--chunks", args.chunks), ("--to-parquet", args.to_parquet),
-                                   ("--explain", args.explain)) if on]
+    modes = [
+        name
+        for name, on in (
+            ("--chunks", args.chunks),
+            ("--to-parquet", args.to_parquet),
+            ("--explain", args.explain),
+        )
+        if on
+    ]
     if len(modes) > 1:
         raise ArgumentError(f"{' and '.join(modes)} cannot be combined: choose one.")
     if args.limit is not None and (args.chunks or args.to_parquet):
-        raise ArgumentError(f"--limit cannot be combined with {modes[0]}, which reads every row; "
-                            "add LIMIT to the SQL.")
+        raise ArgumentError(
+            f"--limit cannot be combined with {modes[0]}, which reads every row; add LIMIT to the SQL."
+        )
     if args.output and args.to_parquet:
-        raise ArgumentError("-o cannot be combined with --to-parquet: the rows go to the file; "
-                            "read it back with pandas.read_parquet.")
+        raise ArgumentError(
+            "-o cannot be combined with --to-parquet: the rows go to the file; "
+            "read it back with pandas.read_parquet."
+        )
     if args.tables and args.columns is not None:
         raise ArgumentError("--tables and --columns cannot be combined: choose one.")
     if args.is_listing and (args.sql or modes or args.limit is not None):
         raise ArgumentError("--tables / --columns list metadata and take no SQL or query options.")
     if args.connection and (args.connect or args.env_file):
-        raise ArgumentError("--connection VAR uses an existing connection; it cannot be combined with "
-                            "--connect / --env-file.")
+        raise ArgumentError(
+            "--connection VAR uses an existing connection; it cannot be combined with --connect / --env-file."
+        )
     if args.output and not (args.sql or args.is_listing):
-        raise ArgumentError(f"-o {args.output} needs a query to store: give the SQL after the options "
-                            "(line form) or in the cell body.")
+        raise ArgumentError(
+            f"-o {args.output} needs a query to store: give the SQL after the options "
+            "(line form) or in the cell body."
+        )
     if (args.chunks or args.to_parquet or args.explain or args.limit is not None) and not args.sql:
         raise ArgumentError(f"{(modes or ['--limit'])[0]} needs a query: give the SQL after the options.")
-

@@ -39,17 +39,24 @@ class Footer:
     note: str | None = None
 
     def text(self) -> str:
-        parts = [f"{self.rows:,} row{'s' if self.rows != 1 else ''} × {self.columns} column"
-                 f"{'s' if self.columns != 1 else ''}", f"{self.elapsed:.2f} s"]
+        parts = [
+            f"{self.rows:,} row{'s' if self.rows != 1 else ''} × {self.columns} column"
+            f"{'s' if self.columns != 1 else ''}",
+            f"{self.elapsed:.2f} s",
+        ]
         if self.transport:
             parts.append(f"via {self.transport}")
         out = " · ".join(parts)
         if self.limit is not None:
-            out += (f"\nStopped at the row limit ({self.limit:,}): more rows exist. "
-                    "Use --limit 0 for all of them.")
+            out += (
+                f"\nStopped at the row limit ({self.limit:,}): more rows exist. "
+                "Use --limit 0 for all of them."
+            )
         if self.shown is not None and self.shown < self.rows:
-            out += (f"\nShowing the first {self.shown:,} rows; the whole result is in the DataFrame "
-                    "(set %config PmSql.displaylimit to show more).")
+            out += (
+                f"\nShowing the first {self.shown:,} rows; the whole result is in the DataFrame "
+                "(set %config PmSql.displaylimit to show more)."
+            )
         if self.note:
             out += "\n" + self.note
         return out
@@ -122,8 +129,14 @@ def _position(err: QueryError, sql: str) -> tuple[tuple[int, int] | None, bool]:
     return None, False
 
 
-def format_error(err: BaseException, *, sql: str | None = None, line_offset: int = 0,
-                 column_offset: int = 0, verbose: bool = False) -> str:
+def format_error(
+    err: BaseException,
+    *,
+    sql: str | None = None,
+    line_offset: int = 0,
+    column_offset: int = 0,
+    verbose: bool = False,
+) -> str:
     """A short, complete text for *err*: what failed, where in the query, and the hint.
 
     :param sql: the query text as the user wrote it after templating (what the server's positions refer to,

@@ -107,8 +107,10 @@ def _skip_quoted(sql: str, i: int, quote: str) -> int:
         if k < 0:
             line, col = _line_col(sql, i)
             what = "string literal" if quote == "'" else "quoted identifier"
-            raise TemplateError(f"Unterminated {what} starting at line {line}, column {col}: "
-                                f"close it with {quote}.", position=(line, col))
+            raise TemplateError(
+                f"Unterminated {what} starting at line {line}, column {col}: close it with {quote}.",
+                position=(line, col),
+            )
         if sql.startswith(quote * 2, k):
             j = k + 2
             continue
@@ -193,7 +195,10 @@ def _lookup(lookup: Callable[[str], Any], name: str, shown: str, sql: str, pos: 
         raise TemplateError(
             f"{shown} (line {line}, column {col}): no Python variable named {name!r}. "
             "Define it in the notebook first"
-            + (", or choose a project with %pmsql --project for {cases}/{vertex}/{edge}." if shown[0] == "{"
-               else "."),
+            + (
+                ", or choose a project with %pmsql --project for {cases}/{vertex}/{edge}."
+                if shown[0] == "{"
+                else "."
+            ),
             position=(line, col),
         ) from None

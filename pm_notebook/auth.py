@@ -268,7 +268,12 @@ class TokenProvider:
         issued_at = self._clock()
         self.grants[grant] += 1
         response = _http.send(
-            self._session, "POST", url, timeout=self._settings.timeout, what=what, data=form,
+            self._session,
+            "POST",
+            url,
+            timeout=self._settings.timeout,
+            what=what,
+            data=form,
             headers={"Accept": "application/json"},
         )
         if response.status_code != 200:
@@ -299,24 +304,34 @@ class TokenProvider:
             if grant == "refresh_token" and code in ("invalid_grant", "invalid_request"):
                 return AuthenticationError(
                     f"The identity provider refused the refresh token: {desc} ({code}).",
-                    status=status, body=response.text, url=url,
+                    status=status,
+                    body=response.text,
+                    url=url,
                     hint="A new token is requested with the client credentials.",
                 )
             return AuthenticationError(
                 f"The identity provider at {url} refused the credentials of workgroup "
                 f"{self._settings.client_id!r}: {desc} ({code}, HTTP {status}).",
-                status=status, body=response.text, url=url, hint=_ADMIN_HINT,
+                status=status,
+                body=response.text,
+                url=url,
+                hint=_ADMIN_HINT,
             )
         if status == 404:
             return NotFound(
                 f"No token endpoint at {url} (HTTP 404).",
-                status=status, body=response.text, url=url,
+                status=status,
+                body=response.text,
+                url=url,
                 hint="auth_url must be the realm address, like https://<identity host>/realms/<realm>.",
             )
         if status in (400, 401):
             return AuthenticationError(
                 f"The identity provider at {url} refused the token request (HTTP {status}).",
-                status=status, body=response.text, url=url, hint=_ADMIN_HINT,
+                status=status,
+                body=response.text,
+                url=url,
+                hint=_ADMIN_HINT,
             )
         return _http.error_for_response(response, what=f"token request ({grant})")
 

@@ -162,11 +162,17 @@ class Connection:
             [name],
         )
         if frame.empty:
-            raise NotFound(f"Table {name!r} does not exist, or this workgroup may not query it.",
-                           hint="List the queryable tables with conn.tables(project).")
+            raise NotFound(
+                f"Table {name!r} does not exist, or this workgroup may not query it.",
+                hint="List the queryable tables with conn.tables(project).",
+            )
         return [
-            Column(name=str(r.COLUMN_NAME), data_type=str(r.DATA_TYPE), ordinal=int(r.ORDINAL_POSITION),
-                   nullable=str(r.IS_NULLABLE).upper() != "NO")
+            Column(
+                name=str(r.COLUMN_NAME),
+                data_type=str(r.DATA_TYPE),
+                ordinal=int(r.ORDINAL_POSITION),
+                nullable=str(r.IS_NULLABLE).upper() != "NO",
+            )
             for r in frame.itertuples(index=False)
         ]
 

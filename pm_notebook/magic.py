@@ -85,22 +85,34 @@ def pick_project(projects: list[Any], wanted: str) -> Any:
         return matches[0]
     known = ", ".join(f"{p.name!r} ({p.id})" for p in projects) or "none"
     if not matches:
-        raise ConfigurationError(f"No project named or with id {wanted!r} in this workgroup.",
-                                 hint=f"Projects you can see: {known}.")
-    raise ConfigurationError(f"{len(matches)} projects are named {wanted!r}.",
-                             hint=f"Use the project id instead: {known}.")
+        raise ConfigurationError(
+            f"No project named or with id {wanted!r} in this workgroup.",
+            hint=f"Projects you can see: {known}.",
+        )
+    raise ConfigurationError(
+        f"{len(matches)} projects are named {wanted!r}.", hint=f"Use the project id instead: {known}."
+    )
 
 
 @magics_class
 class PmSql(Magics):
     """``%pmsql`` / ``%%pmsql``; its options are settable with ``%config PmSql.<option> = value``."""
 
-    autolimit = Int(0, config=True, help="Fetch at most this many rows per query (0 = no limit); "
-                    "--limit N overrides it for one query.")
-    displaylimit = Int(20, config=True, help="Rows shown under a cell (the DataFrame keeps every row); "
-                       "0 = all.")
-    transport = Enum(TRANSPORTS, default_value=None, allow_none=True, config=True,
-                     help="SQL transport for queries; None uses the connection's default.")
+    autolimit = Int(
+        0,
+        config=True,
+        help="Fetch at most this many rows per query (0 = no limit); --limit N overrides it for one query.",
+    )
+    displaylimit = Int(
+        20, config=True, help="Rows shown under a cell (the DataFrame keeps every row); 0 = all."
+    )
+    transport = Enum(
+        TRANSPORTS,
+        default_value=None,
+        allow_none=True,
+        config=True,
+        help="SQL transport for queries; None uses the connection's default.",
+    )
     verbose = Bool(False, config=True, help="Show the SQL sent and full tracebacks on errors.")
     progress = Bool(True, config=True, help="Show elapsed time and rows fetched for long queries.")
     progress_delay = Float(1.0, config=True, help="Seconds a query runs before its progress line appears.")
@@ -136,13 +148,19 @@ class PmSql(Magics):
         except (PMError, TemplateError, KeyboardInterrupt) as err:
             if verbose and not isinstance(err, KeyboardInterrupt):
                 raise
-            message = format_error(err, sql=call.sql, line_offset=call.line_offset,
-                                   column_offset=call.column_offset, verbose=verbose)
+            message = format_error(
+                err,
+                sql=call.sql,
+                line_offset=call.line_offset,
+                column_offset=call.column_offset,
+                verbose=verbose,
+            )
             raise UsageError(message) from err
 
     # --- steps ---------------------------------------------------------------------------------
-    def _run(self, args: MagicArgs, ns: Mapping[str, Any], call: _Call, *, line_form: bool,
-             verbose: bool) -> Any:
+    def _run(
+        self, args: MagicArgs, ns: Mapping[str, Any], call: _Call, *, line_form: bool, verbose: bool
+    ) -> Any:
         conn = self._connection(args, ns)
         if args.project:
             self._choose_project(conn, args.project)
@@ -159,13 +177,17 @@ class PmSql(Magics):
     def _connection(self, args: MagicArgs, ns: Mapping[str, Any]) -> Any:
         if args.connection:
             if args.connection not in ns:
-                raise ConfigurationError(f"--connection {args.connection}: no Python variable of that name.",
-                                         hint="Create it with conn = pm_notebook.connect(...).")
+                raise ConfigurationError(
+                    f"--connection {args.connection}: no Python variable of that name.",
+                    hint="Create it with conn = pm_notebook.connect(...).",
+                )
             conn = ns[args.connection]
             if not isinstance(conn, Connection):
                 raise ConfigurationError(
                     f"--connection {args.connection}: expected a pm_notebook Connection, "
-                    f"got a {type(conn).__name__}.", hint="Create it with pm_notebook.connect(...).")
+                    f"got a {type(conn).__name__}.",
+                    hint="Create it with pm_notebook.connect(...).",
+                )
             self._adopt(conn, owned=False)
             return conn
         if args.connect or args.env_file:
@@ -181,8 +203,10 @@ class PmSql(Magics):
         if path is None:
             return {}
         if not Path(path).is_file():
-            raise ConfigurationError(f"--env-file {path}: no such file.",
-                                     hint="Give the path of a .env file with PM_BASE_URL, PM_CLIENT_ID, ...")
+            raise ConfigurationError(
+                f"--env-file {path}: no such file.",
+                hint="Give the path of a .env file with PM_BASE_URL, PM_CLIENT_ID, ...",
+            )
         from dotenv import dotenv_values
 
         # The file's values are passed as arguments so that they win over PM_* variables of the process.
@@ -236,8 +260,15 @@ class PmSql(Magics):
             projects = {p.id: p for p in conn.projects()}
             tables = [t for p in projects.values() for t in conn.tables(p)]
             self._tables_seen = tables
-        rows = [{"project": projects[t.project_id].name if t.project_id in projects else None,
-                 "project_id": t.project_id, "table": t.name, "kind": t.kind} for t in tables]
+        rows = [
+            {
+                "project": projects[t.project_id].name if t.project_id in projects else None,
+                "project_id": t.project_id,
+                "table": t.name,
+                "kind": t.kind,
+            }
+            for t in tables
+        ]
         return pd.DataFrame(rows, columns=["project", "project_id", "table", "kind"])
 
     def _columns_frame(self, conn: Any, wanted: str) -> Any:
@@ -254,8 +285,16 @@ class PmSql(Magics):
         rows = [c.as_dict() for c in columns]
         return pd.DataFrame(rows, columns=["name", "data_type", "ordinal", "nullable"])
 
-    def _query(self, conn: Any, args: MagicArgs, ns: Mapping[str, Any], call: _Call, *, line_form: bool,
-               verbose: bool) -> Any:
+    def _query(
+        self,
+        conn: Any,
+        args: MagicArgs,
+        ns: Mapping[str, Any],
+        call: _Call,
+        *,
+        line_form: bool,
+        verbose: bool,
+    ) -> Any:
         rendered = render(args.sql, ns.__getitem__, identifier=lambda name: self._shortcut(conn, name))
         call.sql = rendered.sql
         sql = rendered.sql
@@ -271,16 +310,23 @@ class PmSql(Magics):
         if args.to_parquet:
             rows = conn.to_parquet(sql, args.to_parquet, params, transport=transport)
             if args.display:
-                self._show(TextView(f"Wrote {rows:,} rows to {args.to_parquet} in "
-                                    f"{time.monotonic() - started:.2f} s."))
+                self._show(
+                    TextView(
+                        f"Wrote {rows:,} rows to {args.to_parquet} in {time.monotonic() - started:.2f} s."
+                    )
+                )
             return None
         if args.chunks:
             chunks = conn.query_chunks(sql, params, chunk_rows=args.chunks, transport=transport)
             if args.output:
                 self.shell.user_ns[args.output] = chunks
                 if args.display:
-                    self._show(TextView(f"{args.output} streams the result: `for frame in {args.output}: "
-                                        f"...` gives DataFrames of up to {args.chunks:,} rows."))
+                    self._show(
+                        TextView(
+                            f"{args.output} streams the result: `for frame in {args.output}: "
+                            f"...` gives DataFrames of up to {args.chunks:,} rows."
+                        )
+                    )
                 return None
             return chunks
         limit = args.limit if args.limit is not None else self.autolimit
@@ -290,12 +336,18 @@ class PmSql(Magics):
             if args.display:
                 self._show(TextView(plan))
             return self._keep(frame, args, line_form)
-        return self._result(frame, args, line_form, started=started, limit=limit if stopped else None,
-                            transport=frame.attrs.get("transport") or transport
-                            or getattr(conn, "sql_transport", None))
+        return self._result(
+            frame,
+            args,
+            line_form,
+            started=started,
+            limit=limit if stopped else None,
+            transport=frame.attrs.get("transport") or transport or getattr(conn, "sql_transport", None),
+        )
 
-    def _fetch(self, conn: Any, sql: str, params: list | None, *, transport: str | None,
-               limit: int) -> tuple[Any, bool]:
+    def _fetch(
+        self, conn: Any, sql: str, params: list | None, *, transport: str | None, limit: int
+    ) -> tuple[Any, bool]:
         """Run the query; stream it when a progress line or a row limit needs rows as they arrive."""
         if not self.progress and not limit:
             return conn.query(sql, params, transport=transport), False
@@ -324,8 +376,9 @@ class PmSql(Magics):
             if progress:
                 progress.stop()
         if not frames:
-            raise PMError("The query returned no result set.",
-                          hint="Only SELECT-like statements return rows.")
+            raise PMError(
+                "The query returned no result set.", hint="Only SELECT-like statements return rows."
+            )
         parts = [f for f in frames if len(f)] or frames[:1]  # an empty chunk only matters when it is all
         frame = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
         frame.attrs = dict(frames[0].attrs)
@@ -334,12 +387,25 @@ class PmSql(Magics):
             frame.attrs = dict(frames[0].attrs)
         return frame, stopped
 
-    def _result(self, frame: Any, args: MagicArgs, line_form: bool, *, started: float | None,
-                limit: int | None = None, transport: str | None = None) -> Any:
+    def _result(
+        self,
+        frame: Any,
+        args: MagicArgs,
+        line_form: bool,
+        *,
+        started: float | None,
+        limit: int | None = None,
+        transport: str | None = None,
+    ) -> Any:
         if args.display and (args.output or not line_form):
             elapsed = time.monotonic() - started if started is not None else 0.0
-            footer = Footer(rows=len(frame), columns=len(frame.columns), elapsed=elapsed,
-                            transport=transport if started is not None else None, limit=limit)
+            footer = Footer(
+                rows=len(frame),
+                columns=len(frame.columns),
+                elapsed=elapsed,
+                transport=transport if started is not None else None,
+                limit=limit,
+            )
             self._show(ResultView(frame, footer, displaylimit=self.displaylimit))
         return self._keep(frame, args, line_form)
 
@@ -435,5 +501,8 @@ def unload_ipython_extension(ipython: Any) -> None:
     ipython.configurables[:] = [c for c in ipython.configurables if not isinstance(c, PmSql)]
     completer = getattr(ipython, "Completer", None)
     if completer is not None:
-        completer.custom_matchers[:] = [m for m in completer.custom_matchers
-                                        if getattr(m, "matcher_identifier", None) != "pm_notebook.pmsql"]
+        completer.custom_matchers[:] = [
+            m
+            for m in completer.custom_matchers
+            if getattr(m, "matcher_identifier", None) != "pm_notebook.pmsql"
+        ]

@@ -32,8 +32,12 @@ def connect_to():
         wg = sb.workgroups[key]
         options.setdefault("use_keyring", False)
         conn = connect(
-            sb.base_url, sb.auth_url, wg.client_id, secret if secret is not None else wg.client_secret,
-            sb.jdbc_url, **options,
+            sb.base_url,
+            sb.auth_url,
+            wg.client_id,
+            secret if secret is not None else wg.client_secret,
+            sb.jdbc_url,
+            **options,
         )
         opened.append(conn)
         return conn

@@ -55,10 +55,15 @@ def test_malformed_base_url_is_a_clear_configuration_error(bad: str, words: str)
 
 def test_jdbc_url_derived_from_api_host() -> None:
     s = resolve(**{**ARGS, "base_url": "https://weu-mining-api.example.com/pub/"}, use_keyring=False)
-    assert s.jdbc_url == "jdbc:avatica:remote:url=http://weu-mining-api.example.com:8082/druid/v2/sql/avatica/"
+    assert (
+        s.jdbc_url == "jdbc:avatica:remote:url=http://weu-mining-api.example.com:8082/druid/v2/sql/avatica/"
+    )
     assert s.sql_http_url == "http://weu-mining-api.example.com:8082"
     assert s.sources["jdbc_url"] == "derived"
-    assert derive_jdbc_url("http://[::1]:9000") == "jdbc:avatica:remote:url=http://[::1]:8082/druid/v2/sql/avatica/"
+    assert (
+        derive_jdbc_url("http://[::1]:9000")
+        == "jdbc:avatica:remote:url=http://[::1]:8082/druid/v2/sql/avatica/"
+    )
 
 
 def test_given_jdbc_url_wins_and_gives_the_sql_http_url() -> None:

@@ -25,7 +25,7 @@ def test_trailing_semicolons_are_dropped():
 
 
 def test_quoted_option_values_and_double_dash():
-    a = parse_args('--project "Purchase to pay" --to-parquet \'my dir/out.parquet\' -- SELECT 1')
+    a = parse_args("--project \"Purchase to pay\" --to-parquet 'my dir/out.parquet' -- SELECT 1")
     assert a.project == "Purchase to pay"
     assert a.to_parquet == "my dir/out.parquet"
     assert a.sql == "SELECT 1"

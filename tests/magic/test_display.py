@@ -13,8 +13,9 @@ from pm_notebook.errors import NotFound, QueryCancelled, QueryError
 
 def test_footer_counts_time_transport_and_truncation():
     frame = pd.DataFrame({"a": range(30), "b": ["x"] * 30})
-    view = ResultView(frame, Footer(rows=30, columns=2, elapsed=0.5, transport="avatica", limit=30),
-                      displaylimit=10)
+    view = ResultView(
+        frame, Footer(rows=30, columns=2, elapsed=0.5, transport="avatica", limit=30), displaylimit=10
+    )
     html = view._repr_html_()
     assert html.count("<tr") == 11  # header + 10 rows
     assert "30 rows × 2 columns · 0.50 s · via avatica" in html
@@ -31,8 +32,13 @@ def test_small_result_is_not_marked_truncated():
 
 def test_query_error_marks_the_offending_line():
     sql = "SELECT caseid,\n       durationn\nFROM t"
-    err = QueryError("Query failed", server_message="Column 'durationn' not found in any table",
-                     position=(2, 8), sqlstate="42000", hint="Check the column name.")
+    err = QueryError(
+        "Query failed",
+        server_message="Column 'durationn' not found in any table",
+        position=(2, 8),
+        sqlstate="42000",
+        hint="Check the column name.",
+    )
     text = format_error(err, sql=sql)
     assert "Query failed: Column 'durationn' not found in any table (SQLSTATE 42000)" in text
     assert "at line 2, column 8 of the query:\n    2 |        durationn\n      |        ^" in text

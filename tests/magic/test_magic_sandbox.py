@@ -91,20 +91,28 @@ def test_value_with_quotes_and_keywords_is_bound_not_pasted(pshell, transport):
     pshell.user_ns["evil"] = evil
     pshell.run_cell(f"%%pmsql -o echo --no-display --transport {transport}\nSELECT :evil AS v")
     assert pshell.user_ns["echo"]["v"].iloc[0] == evil
-    pshell.run_cell(f"%%pmsql -o hits --no-display --transport {transport}\n"
-                    "SELECT COUNT(*) AS n FROM {cases} WHERE caseid = :evil")
+    pshell.run_cell(
+        f"%%pmsql -o hits --no-display --transport {transport}\n"
+        "SELECT COUNT(*) AS n FROM {cases} WHERE caseid = :evil"
+    )
     assert int(pshell.user_ns["hits"]["n"].iloc[0]) == 0
 
 
 def test_list_value_expands_for_in(pshell, project, sandbox, sandbox_store):
     db = sandbox_store.database(sandbox.workgroups["demo"].client_id)
-    ids = [r[0] for r in db.cursor().execute(
-        f'SELECT caseid FROM druid."{project.id}" ORDER BY caseid LIMIT 3').fetchall()]
+    ids = [
+        r[0]
+        for r in db.cursor()
+        .execute(f'SELECT caseid FROM druid."{project.id}" ORDER BY caseid LIMIT 3')
+        .fetchall()
+    ]
     pshell.user_ns["ids"] = ids
     pshell.user_ns["minimum"] = 0
-    pshell.run_cell("%%pmsql -o got --no-display\n"
-                    "SELECT caseid FROM {cases} WHERE caseid IN (:ids) AND duration >= :minimum\n"
-                    "ORDER BY caseid")
+    pshell.run_cell(
+        "%%pmsql -o got --no-display\n"
+        "SELECT caseid FROM {cases} WHERE caseid IN (:ids) AND duration >= :minimum\n"
+        "ORDER BY caseid"
+    )
     assert pshell.user_ns["got"]["caseid"].tolist() == ids
 
 

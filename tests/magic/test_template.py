@@ -70,8 +70,11 @@ def test_numpy_values_become_python_scalars():
 
 
 def test_identifier_callback_wins_over_namespace():
-    r = render("SELECT * FROM {cases}", {"cases": "user-var"}.__getitem__,
-               identifier=lambda n: '"p-1"' if n == "cases" else None)
+    r = render(
+        "SELECT * FROM {cases}",
+        {"cases": "user-var"}.__getitem__,
+        identifier=lambda n: '"p-1"' if n == "cases" else None,
+    )
     assert r.sql == 'SELECT * FROM "p-1"'
 
 

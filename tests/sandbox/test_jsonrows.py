@@ -27,12 +27,27 @@ TABLE = pa.table(
         "s": pa.array(["", 'q"uote', "back\\slash", "\n\t\x01", "é漢🙂", None], pa.string()),
         "b": pa.array([True, False, None, True, False, None], pa.bool_()),
         "t": pa.array(
-            [dt.datetime(1969, 12, 31, 23, 59, 59, 999000), None, dt.datetime(2025, 1, 6, 8, 0, 16, 617000),
-             dt.datetime(1970, 1, 1), dt.datetime(2262, 1, 1), dt.datetime(1900, 3, 1, 12)],
+            [
+                dt.datetime(1969, 12, 31, 23, 59, 59, 999000),
+                None,
+                dt.datetime(2025, 1, 6, 8, 0, 16, 617000),
+                dt.datetime(1970, 1, 1),
+                dt.datetime(2262, 1, 1),
+                dt.datetime(1900, 3, 1, 12),
+            ],
             pa.timestamp("ms"),
         ),
-        "d": pa.array([dt.date(1969, 12, 31), None, dt.date(2025, 1, 6), dt.date(1970, 1, 1),
-                       dt.date(1, 1, 1), dt.date(9999, 12, 31)], pa.date32()),
+        "d": pa.array(
+            [
+                dt.date(1969, 12, 31),
+                None,
+                dt.date(2025, 1, 6),
+                dt.date(1970, 1, 1),
+                dt.date(1, 1, 1),
+                dt.date(9999, 12, 31),
+            ],
+            pa.date32(),
+        ),
     }
 )
 
@@ -59,8 +74,10 @@ def test_small_tables_are_written_without_duckdb_and_equal_its_encoding(monkeypa
 
 @pytest.mark.parametrize(
     ("column", "values"),
-    [(Column("f", "FLOAT"), pa.array([0.1, None], pa.float32())),
-     (Column("a", "ARRAY", "VARCHAR"), pa.array([["a", None], None], pa.list_(pa.string())))],
+    [
+        (Column("f", "FLOAT"), pa.array([0.1, None], pa.float32())),
+        (Column("a", "ARRAY", "VARCHAR"), pa.array([["a", None], None], pa.list_(pa.string()))),
+    ],
 )
 def test_other_types_are_left_to_duckdb(column, values, monkeypatch) -> None:
     calls = []

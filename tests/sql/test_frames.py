@@ -111,7 +111,8 @@ def test_chunked_columns_stay_in_chunks() -> None:
     assert [p.num_rows for p in parts] == [1, 1, 1]  # the union of both columns' chunk boundaries
     assert parts[0].column(0).buffers()[1].address == n.chunk(0).buffers()[1].address
     assert frames.batches_to_table(spec, [Batch(spec, (n, s), 3)]).to_pydict() == {
-        "n": [1, 2, 3], "s": ["a", "b", None]
+        "n": [1, 2, 3],
+        "s": ["a", "b", None],
     }
     empty = (pa.chunked_array([], pa.int64()), pa.chunked_array([], pa.string()))
     (only,) = frames._record_batches(Batch(spec, empty, 0))
