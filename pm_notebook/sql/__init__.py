@@ -41,11 +41,11 @@ __all__ = [
     "Result",
     "Transport",
     "Transports",
-    "check_params",
     "at_worker_exit",
+    "check_params",
     "make_transport",
-    "run_interruptible",
     "run_in_worker",
+    "run_interruptible",
 ]
 
 log = logging.getLogger(__name__)
