@@ -8,9 +8,10 @@ held while the result accumulates: the peak memory of a query is the result in A
 conversion. The JDBC URL gets ``;fetch_size=5000`` (the only setting that reaches the wire: see
 ``docs``/reference) and ``;transparent_reconnection=true``.
 
-Java calls run on a short-lived worker thread while the calling thread waits, so a KeyboardInterrupt is seen
-at once: the statement is cancelled and closed, the (possibly busy) Java connection is dropped in the
-background, and the next query opens a fresh one. JPype is imported inside functions only.
+Java calls run on a worker thread (reused, and attached to the JVM while it lives) while the calling thread
+waits, so a KeyboardInterrupt is seen at once: the statement is cancelled and closed, the (possibly busy) Java
+connection is dropped in the background, and the next query opens a fresh one. JPype is imported inside
+functions only.
 """
 
 from __future__ import annotations
