@@ -457,8 +457,11 @@ class _Guard:
         self.sql = sql
         self.timed_out = False
         self.cancelled = False
-        self.closed = False
         _WATCHDOG.watch(self, (time.monotonic() if since is None else since) + timeout)
+
+    @property
+    def closed(self) -> bool:
+        return self._cursor is None
 
     @property
     def cursor(self) -> duckdb.DuckDBPyConnection:
@@ -492,7 +495,6 @@ class _Guard:
         return _engine_error(e, self.sql)
 
     def close(self) -> None:
-        self.closed = True
         cursor, self._cursor = self._cursor, None
         if cursor is not None:
             cursor.close()
@@ -523,7 +525,8 @@ class _Watchdog:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="pm-sql-deadlines", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            elif self._heap[0][2] is guard:  # the earliest deadline now: the watchdog must wake sooner
+                self._cond.notify()
 
     def _run(self) -> None:
         while True:

@@ -26,6 +26,7 @@ def test_consecutive_calls_reuse_one_thread() -> None:
         done = threading.Event()
         pool.run(lambda done=done: (threads.add(threading.get_ident()), done.set()))
         assert done.wait(5)
+        assert _wait_until(lambda: len(pool._idle) == 1)  # back in the pool once its call is over
     assert len(threads) == 1
     assert threading.get_ident() not in threads  # off the calling thread
     assert run_interruptible(threading.get_ident) != threading.get_ident()
@@ -81,6 +82,7 @@ def test_workers_beyond_keep_end_when_their_call_is_over() -> None:
     release.set()
     assert _wait_until(lambda: len(ended) == 1)  # one stays for the next call, the other ends
     assert len(set(ran)) == 2 and ended[0] in ran
+    assert _wait_until(lambda: len(pool._idle) == 1)
     kept = (set(ran) - set(ended)).pop()
     again: list[int] = []
     done = threading.Event()
@@ -89,25 +91,27 @@ def test_workers_beyond_keep_end_when_their_call_is_over() -> None:
 
 
 @pytest.mark.jdbc
-def test_a_jdbc_worker_stays_attached_to_the_jvm_between_calls_and_detaches_at_its_end() -> None:
+def test_a_jdbc_worker_stays_attached_to_the_jvm_between_calls_and_detaches_at_its_end(monkeypatch) -> None:
+    import _jpype
     import jpype
 
+    from pm_notebook import sql
     from pm_notebook.sql._jvm import ensure_jvm
     from pm_notebook.sql.jdbc import _detach_thread, run_java
 
     ensure_jvm()
     system = jpype.JClass("java.lang.System")
-    run_java(system.nanoTime)
-    # The next call finds its worker already attached (attaching costs about a millisecond per call).
-    assert run_java(lambda: bool(jpype.java.lang.Thread.isAttached()))
-
-    pool = _Workers(keep=1, idle_seconds=0.2)
+    pool = _Workers(keep=1, idle_seconds=0.5)  # one worker, so both calls below run on it
+    pool.exit_hooks.extend(sql._WORKERS.exit_hooks)  # what the transports' pool runs as a worker ends
+    monkeypatch.setattr(sql, "_WORKERS", pool)
     attached_at_end: list[bool] = []
+    pool.exit_hooks.append(lambda: attached_at_end.append(_jpype.isThreadAttachedToJVM()))
+    assert _detach_thread in pool.exit_hooks
 
-    def hook() -> None:
-        _detach_thread()
-        attached_at_end.append(bool(jpype.java.lang.Thread.isAttached()))
-
-    pool.exit_hooks.append(hook)
-    pool.run(lambda: system.nanoTime())
-    assert _wait_until(lambda: attached_at_end == [False])
+    worker = run_java(lambda: (system.nanoTime(), threading.get_ident())[1])
+    assert _wait_until(lambda: len(pool._idle) == 1)  # back in the pool
+    # The next call finds the thread still attached before it calls Java (attaching and detaching cost about
+    # a millisecond per call). No Java call here: the check must not attach the thread itself.
+    again, attached = run_interruptible(lambda: (threading.get_ident(), _jpype.isThreadAttachedToJVM()))
+    assert again == worker and attached
+    assert _wait_until(lambda: attached_at_end == [False])  # idle for 0.5 s: detached as it ended
