@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from .._secret import Secret
 from ..errors import ClosedError, ConfigurationError, DriverError, QueryError
-from . import Batch, ColumnSpec, at_worker_exit, run_interruptible
+from . import Batch, ColumnSpec, at_worker_exit, run_in_worker, run_interruptible
 from ._errors import from_java
 from ._jvm import DRIVER_CLASS, HELPER_CLASS, clear_interrupt, ensure_jvm, helper_jar
 
@@ -237,21 +237,17 @@ def _quiet_close(obj: Any) -> None:
 
 
 def _close_in_background(obj: Any, *, cancel_first: bool = False) -> None:
-    """Close a possibly busy Java object (a statement: cancel it first) without waiting; the thread
-    detaches itself."""
+    """Close a possibly busy Java object (a statement: cancel it first) on a worker, without waiting."""
 
     def close() -> None:
-        try:
-            if cancel_first:
-                try:
-                    obj.cancel()
-                except Exception as exc:  # the driver may not support cancel in every state
-                    log.debug("Statement.cancel failed: %s", exc)
-            _quiet_close(obj)
-        finally:
-            _detach_thread()
+        if cancel_first:
+            try:
+                obj.cancel()
+            except Exception as exc:  # the driver may not support cancel in every state
+                log.debug("Statement.cancel failed: %s", exc)
+        _quiet_close(obj)
 
-    threading.Thread(target=close, name="pm-jdbc-close", daemon=True).start()
+    run_in_worker(close)
 
 
 def _bind(statement: Any, index: int, value: Any) -> None:
