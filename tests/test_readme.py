@@ -7,7 +7,7 @@ import warnings
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -44,18 +44,11 @@ def test_the_readme_python_examples_run(sandbox, tmp_path, monkeypatch) -> None:
             exec(compile(blocks[2], "README.md: query", "exec"), namespace)
         df = namespace["df"]
         assert isinstance(df, pd.DataFrame) and list(df.columns) == ["processkey", "n"] and len(df)
-        assert pq_rows(tmp_path / "cases.parquet") == len(namespace["conn"].query(namespace["sql"]))
+        written = pq.read_table(tmp_path / "cases.parquet").num_rows
+        assert written == len(namespace["conn"].query(namespace["sql"]))
         exec(compile(blocks[3], "README.md: widgets", "exec"), namespace)
     finally:
         namespace["conn"].close()
-
-
-def pq_rows(path: Path) -> int:
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(path)
-    assert isinstance(table, pa.Table)
-    return table.num_rows
 
 
 @pytest.mark.parametrize("command", ["make demo", "make test"])
