@@ -222,7 +222,7 @@ def _runner(path: str, env: dict[str, str], cases: int):
 
         return run, jconn.close
     if path == "duckdb":
-        from pm_notebook.sandbox.store import build_store
+        from pm_notebook.sandbox.data.store import build_store
 
         store = build_store(cases=cases, seal=False)
         db = store.database(env["PM_CLIENT_ID"]).cursor()

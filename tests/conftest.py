@@ -64,7 +64,7 @@ def sandbox_factory(tmp_path):
 @pytest.fixture(scope="session")
 def sandbox_store():
     """The fixture sandbox's data, rebuilt in-process from the same seed (for expected values)."""
-    from pm_notebook.sandbox.store import build_store
+    from pm_notebook.sandbox.data.store import build_store
 
     store = build_store(cases=SANDBOX_CASES, seal=False)
     yield store

@@ -16,10 +16,10 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import pub_api
+from .data.store import Store
 from .errors import ApiError, SandboxHTTPError
 from .faults import ADMIN_PREFIX, Fault, FaultBoard
 from .oidc import REALM, IdentityProvider
-from .store import Store
 
 __all__ = ["ADMIN_HEADER", "create_app"]
 

@@ -23,8 +23,8 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
+from .data.store import Store, WorkgroupRecord
 from .errors import ApiError, OAuthError
-from .store import Store, WorkgroupRecord
 
 __all__ = ["API_AUDIENCE", "REALM", "IdentityProvider"]
 

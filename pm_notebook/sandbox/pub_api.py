@@ -13,9 +13,9 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, Field
 
 from .._models import table_kind
+from .data.store import ProjectRecord, WorkgroupRecord
 from .errors import ApiError
 from .oidc import IdentityProvider
-from .store import ProjectRecord, WorkgroupRecord
 
 __all__ = ["API_VERSION", "router"]
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from . import DEFAULT_CASES, DEFAULT_SEED
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .store import Store
+    from .data.store import Store
 
 __all__ = ["ENV_KEYS", "build_parser", "main"]
 
@@ -66,7 +66,7 @@ def build_parser(prog: str = "python -m pm_notebook.sandbox") -> argparse.Argume
     )
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="data and id seed (deterministic)")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
-    from .sql_app import add_sql_arguments  # the SQL port's limits (--sql-query-timeout, ...)
+    from .sql.app import add_sql_arguments  # the SQL port's limits (--sql-query-timeout, ...)
 
     add_sql_arguments(p)
     return p
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m pm_notebook.sandb
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     # The server stack is imported only now, so --help and argument errors answer fast.
-    from .store import build_store
+    from .data.store import build_store
 
     try:
         main_sock = _bind(args.host, args.port, "--port")
@@ -133,7 +133,7 @@ async def _serve(
     from .app import create_app
     from .faults import FaultBoard, FaultMiddleware, _Connections, tracking_protocol
     from .oidc import REALM, IdentityProvider
-    from .sql_app import create_sql_app, sql_options_from_args
+    from .sql.app import create_sql_app, sql_options_from_args
 
     class _Server(uvicorn.Server):
         # Two servers share one process: signals are handled once, below, for both.
@@ -218,7 +218,7 @@ def _write_env(path: Path, values: dict[str, str]) -> None:
 
 
 def _banner(values: dict[str, str], store: Store, sql_port: int) -> None:
-    from .store import summarize
+    from .data.store import summarize
 
     # A CLI's output, not logging: the user asked for the connection values (the sandbox's own demo secret).
     lines = [f"{k}={v}" for k, v in values.items()]

@@ -8,8 +8,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pm_notebook.sandbox import datagen
-from pm_notebook.sandbox.store import build_store, import_event_log
+from pm_notebook.sandbox import data as datagen
+from pm_notebook.sandbox.data.store import build_store, import_event_log
+from pm_notebook.sandbox.data.templates import P2P
 
 
 def _tables(seed: int, n: int = 200, template: str = "p2p") -> datagen.ProjectTables:
@@ -99,7 +100,7 @@ def test_store_row_counts_match_generator(sandbox_store):
 @pytest.mark.slow
 def test_one_million_vertex_rows_well_under_a_minute():
     started = time.perf_counter()
-    log = datagen.simulate(datagen.P2P, 110_000, np.random.default_rng(5))
+    log = datagen.simulate(P2P, 110_000, np.random.default_rng(5))
     pt = datagen.build_tables(log, "big")
     elapsed = time.perf_counter() - started
     assert pt.tables["big_vertex"].num_rows >= 1_000_000

@@ -108,7 +108,7 @@ class SqlServer:
 
 @pytest.fixture(scope="session")
 def small_store():
-    from pm_notebook.sandbox.store import build_store
+    from pm_notebook.sandbox.data.store import build_store
 
     store = build_store(cases=SMALL_CASES)
     yield store
@@ -119,7 +119,7 @@ def small_store():
 def sql_server(small_store):
     import uvicorn
 
-    from pm_notebook.sandbox.sql_app import SqlOptions, create_sql_app
+    from pm_notebook.sandbox.sql.app import SqlOptions, create_sql_app
 
     servers: list[tuple[uvicorn.Server, threading.Thread]] = []
 

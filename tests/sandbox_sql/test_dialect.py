@@ -5,8 +5,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from pm_notebook.sandbox.dialect import Catalog, joda_to_strftime, translate
-from pm_notebook.sandbox.sqlerrors import SqlError
+from pm_notebook.sandbox.sql.dialect import Catalog, joda_to_strftime, translate
+from pm_notebook.sandbox.sql.errors import SqlError
 
 CATALOG = Catalog(
     tables={"p-1": {"__time": "TIMESTAMP_MS", "caseid": "VARCHAR", "tags": "VARCHAR[]", "enddate": "BIGINT"}},

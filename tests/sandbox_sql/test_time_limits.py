@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from pm_notebook.sandbox import sqlengine
-from pm_notebook.sandbox.sqlengine import SqlEngine, SqlOptions
-from pm_notebook.sandbox.sqlerrors import SqlError
+from pm_notebook.sandbox.sql import engine as sqlengine
+from pm_notebook.sandbox.sql.engine import SqlEngine, SqlOptions
+from pm_notebook.sandbox.sql.errors import SqlError
 
 ENDLESS = "SELECT COUNT(*) AS n FROM {v} AS a CROSS JOIN {v} AS b CROSS JOIN {v} AS c"
 

@@ -27,9 +27,9 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from .jsonrows import encode_rows, join_lines
-from .sqlengine import Column, QueryResult, SqlEngine
-from .sqlerrors import SqlError
+from .engine import Column, QueryResult, SqlEngine
+from .errors import SqlError
+from .rows import encode_rows, join_lines
 
 __all__ = ["AvaticaService"]
 

@@ -29,9 +29,9 @@ from typing import Any
 import orjson
 import pyarrow.csv as pacsv
 
-from .jsonrows import csv_sql, row_json_sql, text_buffer
-from .sqlengine import Column, ResultStream, SqlEngine
-from .sqlerrors import SqlError
+from .engine import Column, ResultStream, SqlEngine
+from .errors import SqlError
+from .rows import csv_sql, row_json_sql, text_buffer
 
 log = logging.getLogger(__name__)
 

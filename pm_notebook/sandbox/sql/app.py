@@ -3,12 +3,12 @@
 Routes (each with and without the trailing slash):
 
 * ``POST /druid/v2/sql/avatica/`` — Avatica JSON for the Avatica JDBC driver (:mod:`.avatica`);
-* ``POST /druid/v2/sql/`` — Druid's SQL HTTP API, HTTP Basic ``client_id:client_secret`` (:mod:`.druid_sql`).
+* ``POST /druid/v2/sql/`` — Druid's SQL HTTP API, HTTP Basic ``client_id:client_secret`` (:mod:`.druid_api`).
 
-Both run on :class:`~.sqlengine.SqlEngine` over the store's per-workgroup DuckDB databases; blocking
+Both run on :class:`~.engine.SqlEngine` over the store's per-workgroup DuckDB databases; blocking
 work runs in the thread pool so slow queries never stall the event loop.
 
->>> from pm_notebook.sandbox.store import build_store        # doctest: +SKIP
+>>> from pm_notebook.sandbox.data.store import build_store        # doctest: +SKIP
 >>> app = create_sql_app(build_store(), options=SqlOptions(query_timeout=30))  # doctest: +SKIP
 """
 
@@ -28,10 +28,10 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from . import druid_sql
+from . import druid_api
 from .avatica import AvaticaService
-from .sqlengine import SqlEngine, SqlOptions
-from .sqlerrors import SqlError
+from .engine import SqlEngine, SqlOptions
+from .errors import SqlError
 
 __all__ = ["SqlOptions", "add_sql_arguments", "create_sql_app", "sql_options_from_args"]
 
@@ -80,14 +80,14 @@ def _druid_error(err: SqlError, query_id: str | None = None) -> Response:
 
 
 def create_sql_app(store: object, *, options: SqlOptions | None = None) -> Starlette:
-    """Build the SQL-port app over *store* (a ``pm_notebook.sandbox.store.Store``).
+    """Build the SQL-port app over *store* (a ``pm_notebook.sandbox.data.store.Store``).
 
     :param options: limits (timeout, row cap, statements per connection, expiry, frame sizes).
     The engine and the Avatica service are reachable as ``app.state.sql_engine`` and ``app.state.avatica``.
     """
     engine = SqlEngine(store, options)
     avatica = AvaticaService(engine)
-    running = druid_sql.Running()
+    running = druid_api.Running()
 
     async def avatica_endpoint(request: Request) -> Response:
         body = await request.body()
@@ -115,10 +115,10 @@ def create_sql_app(store: object, *, options: SqlOptions | None = None) -> Starl
             return refused
         query_id = None
         try:
-            req = druid_sql.parse_request(await request.body())
+            req = druid_api.parse_request(await request.body())
             query_id = req.query_id
             answer = await run_in_threadpool(
-                functools.partial(druid_sql.answer, engine, wg.id, req, running=running)
+                functools.partial(druid_api.answer, engine, wg.id, req, running=running)
             )
         except SqlError as e:
             return _druid_error(e, query_id)

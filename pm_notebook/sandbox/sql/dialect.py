@@ -32,8 +32,8 @@ from sqlglot.dialects.druid import Druid
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
-from .guard import Catalog, check_first_keyword, check_tree
-from .sqlerrors import SqlError
+from .access import Catalog, check_first_keyword, check_tree
+from .errors import SqlError
 
 __all__ = ["Catalog", "Translated", "translate"]
 

@@ -6,7 +6,7 @@ limit (one watchdog thread interrupts DuckDB at each statement's deadline), enfo
 reading Arrow batches, and normalises the columns to Druid's types (integers → BIGINT, decimals →
 DOUBLE, timestamps → ms, ...).
 
-Dictionary-encoded string columns (DuckDB ``ENUM``, see :mod:`pm_notebook.sandbox.store`) are an
+Dictionary-encoded string columns (DuckDB ``ENUM``, see :mod:`pm_notebook.sandbox.data.store`) are an
 implementation detail: anything typed ``ENUM`` — a column, ``MAX(col)``, ``CASE``... — is reported as
 VARCHAR (result columns, INFORMATION_SCHEMA, the catalogue the dialect sees, error messages) and
 returned as plain Arrow strings.
@@ -29,9 +29,9 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .access import META_SCHEMA, Catalog
 from .dialect import Translated, duckdb_to_druid, translate
-from .guard import META_SCHEMA, Catalog
-from .sqlerrors import SqlError
+from .errors import SqlError
 
 __all__ = ["Column", "QueryResult", "ResultStream", "SqlEngine", "SqlOptions"]
 
@@ -277,12 +277,12 @@ class SqlEngine:
         started: float,
         on_open: Callable[[Callable[[], None]], None] | None = None,
     ) -> QueryResult:
-        guard = _Guard(self._database(client_id).cursor(), timeout, sql, since=started)
-        cur = guard.cursor
+        running = Deadline(self._database(client_id).cursor(), timeout, sql, since=started)
+        cur = running.cursor
         try:
             if on_open is not None:
-                on_open(guard.cancel)
-            if guard.cancelled:
+                on_open(running.cancel)
+            if running.cancelled:
                 raise _cancelled()
             bound = translated.bind(params)
             if translated.explain:
@@ -314,9 +314,9 @@ class SqlEngine:
             )
             return QueryResult(columns, _normalise(table, columns), elapsed=time.monotonic() - started)
         except duckdb.Error as e:
-            raise guard.error(e) from None
+            raise running.error(e) from None
         finally:
-            guard.close()
+            running.close()
 
     def _explain(self, cur: duckdb.DuckDBPyConnection, translated: Translated, bound: dict) -> QueryResult:
         import orjson
@@ -355,14 +355,14 @@ class ResultStream:
         #: called once when the stream is closed (e.g. to forget a running query's id)
         self.on_close: Callable[[], None] | None = None
         self._reader: pa.RecordBatchReader | None = None
-        self._guard: _Guard | None = None
+        self._deadline: Deadline | None = None
         try:
-            self._guard = guard = _Guard(engine._database(client_id).cursor(), timeout, sql)
+            self._deadline = running = Deadline(engine._database(client_id).cursor(), timeout, sql)
             if on_open is not None:
                 on_open(self)
             bound = translated.bind(params)
             if translated.explain:
-                explained = engine._explain(guard.cursor, translated, bound)
+                explained = engine._explain(running.cursor, translated, bound)
                 inner = "SELECT " + ", ".join(
                     f'CAST($e{i} AS VARCHAR) AS "{c.name}"' for i, c in enumerate(explained.columns)
                 )
@@ -371,7 +371,7 @@ class ResultStream:
                 }
             else:
                 inner = translated.sql
-            self.columns, duck_types = engine._shape(wg, guard.cursor, inner, bound)
+            self.columns, duck_types = engine._shape(wg, running.cursor, inner, bound)
             sources = [f"c{i}" for i in range(len(self.columns))]
             exprs = select(self.columns, sources, duck_types)
             if self.columns:
@@ -379,7 +379,7 @@ class ResultStream:
                 wrapped = f"SELECT {', '.join(exprs)} FROM ({inner}) AS q({alias})"
             else:
                 wrapped = f"SELECT {', '.join(exprs)} FROM ({inner}) AS q"
-            self._reader = guard.cursor.sql(wrapped, params=bound).to_arrow_reader(batch_size=batch_rows)
+            self._reader = running.cursor.sql(wrapped, params=bound).to_arrow_reader(batch_size=batch_rows)
         except duckdb.Error as e:
             self.close()
             raise self._error(e) from None
@@ -388,8 +388,8 @@ class ResultStream:
             raise
 
     def _error(self, e: duckdb.Error) -> SqlError:
-        assert self._guard is not None  # a DuckDB error needs a cursor
-        return self._guard.error(e)
+        assert self._deadline is not None  # a DuckDB error needs a cursor
+        return self._deadline.error(e)
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         if self._reader is None:
@@ -412,8 +412,8 @@ class ResultStream:
 
     def cancel(self) -> None:
         """Interrupt the running query (the iterator then ends with an error)."""
-        if self._guard is not None:
-            self._guard.cancel()
+        if self._deadline is not None:
+            self._deadline.cancel()
 
     def close(self) -> None:
         """Free the cursor, the time limit and the query slot (idempotent)."""
@@ -421,8 +421,8 @@ class ResultStream:
             self._reader.close()
             self._reader = None
         if self._gate is not None:
-            if self._guard is not None:
-                self._guard.close()
+            if self._deadline is not None:
+                self._deadline.close()
             self._gate.release()
             self._gate = None
             if self.on_close is not None:
@@ -442,11 +442,11 @@ _EXPLAIN_COLUMNS = [
 ]
 
 
-class _Guard:
+class Deadline:
     """A running statement's cursor, time limit and cancel flag: it tells which of them interrupted DuckDB.
 
     The time limit runs from *since* (default: now); :meth:`close` ends it and closes the cursor, and
-    lets go of it (the watchdog may hold a closed guard until its deadline).
+    lets go of it (the watchdog may hold a closed one until its time comes).
     """
 
     def __init__(
@@ -504,28 +504,28 @@ class _Watchdog:
     """Fires the statements' time limits from one daemon thread.
 
     A ``threading.Timer`` per statement costs a thread start (~0.4 ms on a 2-core machine) on every query.
-    Closed guards leave the heap when their deadline comes up, or when the heap is compacted.
+    Closed deadlines leave the heap when their deadline comes up, or when the heap is compacted.
     """
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._heap: list[tuple[float, int, _Guard]] = []
+        self._heap: list[tuple[float, int, Deadline]] = []
         self._order = itertools.count()
         self._compact_at = 1024
         self._thread: threading.Thread | None = None
 
-    def watch(self, guard: _Guard, deadline: float) -> None:
-        """Expire *guard* at *deadline* (``time.monotonic()`` seconds) unless it is closed by then."""
+    def watch(self, running: Deadline, deadline: float) -> None:
+        """Expire *running* at *deadline* (``time.monotonic()`` seconds) unless it is closed by then."""
         with self._cond:
             if len(self._heap) >= self._compact_at:
                 self._heap = [entry for entry in self._heap if not entry[2].closed]
                 heapq.heapify(self._heap)
                 self._compact_at = max(1024, 2 * len(self._heap))
-            heapq.heappush(self._heap, (deadline, next(self._order), guard))
+            heapq.heappush(self._heap, (deadline, next(self._order), running))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="pm-sql-deadlines", daemon=True)
                 self._thread.start()
-            elif self._heap[0][2] is guard:  # the earliest deadline now: the watchdog must wake sooner
+            elif self._heap[0][2] is running:  # the earliest deadline now: the watchdog must wake sooner
                 self._cond.notify()
 
     def _run(self) -> None:
@@ -539,11 +539,11 @@ class _Watchdog:
                         continue
                     wait = self._heap[0][0] - time.monotonic()
                     if wait <= 0:
-                        guard = heapq.heappop(self._heap)[2]
+                        running = heapq.heappop(self._heap)[2]
                         break
                     self._cond.wait(wait)
             try:
-                guard.expire()
+                running.expire()
             except Exception:  # the watchdog must outlive any one statement
                 log.exception("interrupting a statement at its time limit failed")
 

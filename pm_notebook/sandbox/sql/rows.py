@@ -31,7 +31,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .sqlengine import Column
+from .engine import Column
 
 __all__ = ["csv_sql", "encode_rows", "join_lines", "row_json_sql", "text_buffer"]
 

@@ -1,7 +1,7 @@
 """What a workgroup's SQL may touch: statement kinds, tables, functions (enforced on the parsed tree).
 
 The first line of defence is physical: each workgroup has its own DuckDB database with external
-access disabled and the configuration locked (see ``store.py``). This module is the second: it
+access disabled and the configuration locked (see ``data/store.py``). This module is the second: it
 walks the sqlglot tree of every statement before anything runs and
 
 * accepts only queries (``SELECT``, ``WITH``, set operations, ``VALUES``, ``EXPLAIN PLAN FOR``);
@@ -10,7 +10,7 @@ walks the sqlglot tree of every statement before anything runs and
   including another workgroup's table, is "not found" with the same message whether it exists or not;
 * refuses table functions and the DuckDB functions that reach files, settings or the catalogue.
 
-Every refusal is a :class:`~pm_notebook.sandbox.sqlerrors.SqlError` that names the construct.
+Every refusal is a :class:`~pm_notebook.sandbox.sql.errors.SqlError` that names the construct.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from .sqlerrors import SqlError
+from .errors import SqlError
 
 __all__ = ["META_SCHEMA", "Catalog", "check_first_keyword", "check_tree"]
 

@@ -10,7 +10,7 @@ column of a Druid table becomes a DuckDB ``ENUM`` whose values are created in so
 and comparisons stay lexical), one type per column in schema ``pm_dict``. Grouping, joining and
 filtering then hash small integers instead of strings. Clients never see the difference: the SQL engine
 reports these columns as VARCHAR everywhere and returns their values as plain strings (see
-:mod:`pm_notebook.sandbox.sqlengine`).
+:mod:`pm_notebook.sandbox.sql.engine`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import DEFAULT_CASES, DEFAULT_SEED, datagen
+from .. import DEFAULT_CASES, DEFAULT_SEED
+from .csv_import import read_event_log_csv
+from .ids import stable_uuid
+from .simulate import simulate
+from .tables import ProjectTables, build_tables
+from .templates import TEMPLATES
 
 __all__ = ["DEFAULT_CASES", "ProjectRecord", "Store", "WorkgroupRecord", "build_store", "import_event_log"]
 
@@ -131,9 +136,7 @@ class Store:
         self._workgroups[wg.id] = wg
         self._databases[wg.id] = con
 
-    def add_project(
-        self, client_id: str, record: ProjectRecord, data: datagen.ProjectTables
-    ) -> ProjectRecord:
+    def add_project(self, client_id: str, record: ProjectRecord, data: ProjectTables) -> ProjectRecord:
         """Load *data* (Arrow tables) into the workgroup's database and list *record* among its projects."""
         con = self.database(client_id)
         with self._lock:
@@ -222,7 +225,7 @@ def _quote(identifier: str) -> str:
 
 def workgroup_ids(seed: int, key: str) -> tuple[str, str]:
     """The deterministic (client id, client secret) of workgroup *key* for *seed*."""
-    return datagen.stable_uuid(seed, "workgroup", key), datagen.stable_uuid(seed, "secret", key)
+    return stable_uuid(seed, "workgroup", key), stable_uuid(seed, "secret", key)
 
 
 def build_store(
@@ -246,19 +249,19 @@ def build_store(
         wg = WorkgroupRecord(id=client_id, name=name, secret=secret, licensed=licensed, key=key)
         store.add_workgroup(wg)
         for proj_no, template_key in enumerate(templates):
-            template = datagen.TEMPLATES[template_key]
-            pid = datagen.stable_uuid(seed, "project", key, proj_no)
+            template = TEMPLATES[template_key]
+            pid = stable_uuid(seed, "project", key, proj_no)
             rng = np.random.default_rng([seed, wg_no, proj_no])
             n = cases if licensed else max(1, cases // 4)
             tag = "" if wg_no == 0 else str(wg_no)
-            log_ = datagen.simulate(template, n, rng, project_tag=tag)
+            log_ = simulate(template, n, rng, project_tag=tag)
             record = ProjectRecord(
                 id=pid,
                 name=f"{template.name}" + ("" if wg_no == 0 else f" ({name})"),
                 description=template.description,
                 created=f"2024-0{2 + proj_no}-0{1 + wg_no}T10:00:00Z",
             )
-            store.add_project(client_id, record, datagen.build_tables(log_, pid))
+            store.add_project(client_id, record, build_tables(log_, pid))
     if data_dir is not None:
         paths = sorted(Path(data_dir).glob("*.csv"))
         if not Path(data_dir).is_dir():
@@ -282,14 +285,14 @@ def import_event_log(
     """Add the CSV event log at *path* as a new project of *workgroup* (a short handle or a client id).
 
     The CSV needs a case id, an activity and a timestamp column (accepted headers:
-    :func:`pm_notebook.sandbox.datagen.read_event_log_csv`). Call before :meth:`Store.seal`.
+    :func:`pm_notebook.sandbox.data.csv_import.read_event_log_csv`). Call before :meth:`Store.seal`.
 
     :raises ValueError: naming the file and the missing or unreadable column.
     """
     wg = store.workgroup(workgroup) or store.by_key(workgroup)
     path = Path(path)
-    event_log = datagen.read_event_log_csv(path)
-    pid = datagen.stable_uuid(seed, "import", wg.id, path.name)
+    event_log = read_event_log_csv(path)
+    pid = stable_uuid(seed, "import", wg.id, path.name)
     if wg.project(pid) is not None:
         raise ValueError(f"Event log {path} was already imported into workgroup {wg.name!r}.")
     record = ProjectRecord(
@@ -298,7 +301,7 @@ def import_event_log(
         description=f"Imported from {path.name}",
         created="2024-06-01T10:00:00Z",
     )
-    return store.add_project(wg.id, record, datagen.build_tables(event_log, pid))
+    return store.add_project(wg.id, record, build_tables(event_log, pid))
 
 
 def summarize(store: Store) -> Iterable[str]:

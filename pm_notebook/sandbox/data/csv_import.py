@@ -1,0 +1,106 @@
+"""A user's CSV event log read into an :class:`~.eventlog.EventLog` (columns found by common names)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from .eventlog import EventLog
+
+__all__ = ["read_event_log_csv"]
+
+_NORMALISE = re.compile(r"[^a-z0-9]+")
+CASE_ID_HEADERS = ("case_id", "caseid", "case", "case_concept_name", "case_key", "case_number")
+ACTIVITY_HEADERS = ("activity", "activity_name", "task", "task_name", "concept_name", "event", "step")
+TIMESTAMP_HEADERS = ("timestamp", "start_timestamp", "start_time", "start", "time", "time_timestamp", "date")
+END_HEADERS = ("end_timestamp", "end_time", "end", "complete_timestamp", "completed", "end_date")
+
+
+def _slug(name: str) -> str:
+    return _NORMALISE.sub("_", name.strip().lower()).strip("_")
+
+
+def _find(columns: dict[str, str], accepted: tuple[str, ...]) -> str | None:
+    return next((columns[a] for a in accepted if a in columns), None)
+
+
+def read_event_log_csv(path: str | Path) -> EventLog:
+    """Read a user's event log: one row per event with a case id, an activity and a timestamp.
+
+    Headers are matched case-insensitively, ignoring spaces and punctuation: case id as one of
+    ``case id, caseid, case, case:concept:name, case key, case number``; activity as one of ``activity,
+    activity name, task, task name, concept:name, event, step``; start time as one of ``timestamp, start
+    timestamp, start time, start, time, time:timestamp, date``; optional end time as one of ``end timestamp,
+    end time, end, complete timestamp, completed, end date``. Other columns become dimensions (text) or
+    metrics (numbers). Timestamps without a zone are read as UTC.
+
+    :raises ValueError: naming the file and what is missing or unreadable.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"Cannot read event log {path}: {exc}") from exc
+    columns = {_slug(c): c for c in frame.columns}
+    found = {
+        "case id": _find(columns, CASE_ID_HEADERS),
+        "activity": _find(columns, ACTIVITY_HEADERS),
+        "timestamp": _find(columns, TIMESTAMP_HEADERS),
+    }
+    missing = [k for k, v in found.items() if v is None]
+    if missing:
+        raise ValueError(
+            f"Event log {path} has no {' / '.join(missing)} column "
+            f"(found: {', '.join(frame.columns) or 'none'}). "
+            f"Rename a column to one of: case id -> {', '.join(CASE_ID_HEADERS)}; activity -> "
+            f"{', '.join(ACTIVITY_HEADERS)}; timestamp -> {', '.join(TIMESTAMP_HEADERS)}."
+        )
+    case_col, act_col, ts_col = found["case id"], found["activity"], found["timestamp"]
+    end_col = _find({k: v for k, v in columns.items() if v != ts_col}, END_HEADERS)
+    frame = frame.dropna(subset=[case_col, act_col, ts_col])
+    if frame.empty:
+        raise ValueError(f"Event log {path} has no complete row (case id, activity and timestamp all set).")
+
+    def to_ms(col: str) -> np.ndarray:
+        try:
+            stamps = pd.to_datetime(frame[col], utc=True, format="mixed")
+        except (ValueError, TypeError) as exc:
+            raise ValueError(
+                f"Event log {path}: column {col!r} has a value that is not a date/time: {exc}"
+            ) from exc
+        return stamps.dt.tz_localize(None).to_numpy(dtype="datetime64[ms]").astype(np.int64)
+
+    start = to_ms(ts_col)
+    end = to_ms(end_col) if end_col else start.copy()
+    end = np.where(np.isnan(end.astype(float)) | (end < start), start, end)
+    case_codes, case_ids = pd.factorize(frame[case_col], sort=False)
+    act_codes, act_names = pd.factorize(frame[act_col], sort=True)
+    order = np.lexsort((end, start, case_codes))
+
+    dims: dict[str, pa.Array] = {}
+    metrics: dict[str, np.ndarray] = {}
+    used = {case_col, act_col, ts_col, end_col}
+    for col in frame.columns:
+        if col in used or not _slug(col):
+            continue
+        values = frame[col].to_numpy()[order]
+        numeric = pd.to_numeric(pd.Series(values), errors="coerce")
+        if numeric.notna().sum() == pd.Series(values).notna().sum() and numeric.notna().any():
+            metrics[_slug(col)] = numeric.to_numpy(dtype=float)
+        else:
+            dims[_slug(col)] = pa.array(values, type=pa.string(), from_pandas=True)
+    return EventLog(
+        case_ids=pa.array([str(c) for c in case_ids], type=pa.string()),
+        activities=[str(a) for a in act_names],
+        case=case_codes[order].astype(np.int64),
+        activity=act_codes[order].astype(np.int32),
+        start_ms=start[order],
+        end_ms=end[order],
+        dimensions=dims,
+        metrics=metrics,
+    )

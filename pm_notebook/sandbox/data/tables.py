@@ -1,0 +1,291 @@
+"""Any :class:`~.eventlog.EventLog` → the service's three Druid tables and the lookups, as Arrow tables:
+``<pid>`` (cases), ``<pid>_vertex`` (tasks), ``<pid>_edge`` (transitions), ``<pid>_variant_name`` and
+``<pid>_excluded_cases``. The column list is documented in ``docs/sandbox-data.md``. Vectorised: no
+Python loop runs over cases or events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .eventlog import EventLog
+from .ids import hex32 as _hex32
+from .ids import stable_uuid
+
+__all__ = ["ProjectTables", "build_tables"]
+
+
+@dataclass
+class ProjectTables:
+    """The Arrow tables of one project, keyed by their Druid names."""
+
+    tables: dict[str, pa.Table]  # "<pid>", "<pid>_vertex", "<pid>_edge"
+    lookups: dict[str, pa.Table]  # "<pid>_variant_name", "<pid>_excluded_cases" (columns k, v)
+
+
+def _seq_hash(case: np.ndarray, codes: np.ndarray, n_cases: int) -> np.ndarray:
+    """Order-sensitive uint64 hash of each case's code sequence (wrapping arithmetic is intended)."""
+    pos = np.arange(len(case)) - np.searchsorted(case, case)
+    mult = np.uint64(0x9E3779B97F4A7C15)
+    with np.errstate(over="ignore"):
+        mixed = (codes.astype(np.uint64) + np.uint64(1)) * mult
+        mixed ^= pos.astype(np.uint64) * np.uint64(0xBF58476D1CE4E5B9)
+        mixed *= np.uint64(0x94D049BB133111EB)
+    out = np.zeros(n_cases, dtype=np.uint64)
+    np.add.at(out, case, mixed)
+    return out
+
+
+def _keys_for(hashes: np.ndarray, representative_text, *tag: object) -> pa.Array:
+    """Map each case's hash to a UUID of its representative's text (hash collisions cannot merge texts)."""
+    uniq, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+    ids = pa.array([stable_uuid(*tag, representative_text(i)) for i in first])
+    return ids.take(pa.array(inverse.ravel()))
+
+
+def _timestamps(ms: np.ndarray) -> pa.Array:
+    """Epoch milliseconds as a TIMESTAMP column (microsecond unit, DuckDB's plain TIMESTAMP)."""
+    return pa.array(np.asarray(ms, dtype=np.int64) * 1000, type=pa.timestamp("us"))
+
+
+def _list_column(values: pa.Array, offsets: np.ndarray) -> pa.Array:
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values)
+
+
+def build_tables(log: EventLog, project_id: str, *, version: str = "1") -> ProjectTables:
+    """Derive the cases, vertex and edge tables and the lookups of *project_id* from *log*."""
+    n = log.n_cases
+    case, act = log.case, log.activity
+    n_events = len(case)
+    names = pa.array(log.activities, type=pa.string())
+    vertex_ids = pa.array([_hex32(project_id, a) for a in log.activities], type=pa.string())
+    first = np.searchsorted(case, np.arange(n))
+    last = np.searchsorted(case, np.arange(n), side="right") - 1
+    tasks_count = (last - first + 1).astype(np.int64)
+    starts = np.minimum.reduceat(log.start_ms, first)
+    ends = np.maximum.reduceat(log.end_ms, first)
+    dur = log.end_ms - log.start_ms
+
+    # Concurrency: an event overlaps the previous event of its case when it starts before that one ends.
+    same_case_prev = np.zeros(n_events, dtype=bool)
+    same_case_prev[1:] = case[1:] == case[:-1]
+    prev_end = np.concatenate([[0], _running_max_per_case(log.end_ms, case)[:-1]])
+    overlap = same_case_prev & (log.start_ms < prev_end)
+    overlap_ms = np.where(overlap, np.minimum(prev_end, log.end_ms) - log.start_ms, 0)
+    in_overlap = overlap.copy()
+    in_overlap[:-1] |= overlap[1:]
+    concurrency = np.bincount(case, weights=in_overlap, minlength=n) / np.maximum(tasks_count, 1)
+    active = np.bincount(case, weights=dur - overlap_ms, minlength=n).astype(np.int64)
+
+    # Occurrences of each task within its case, and rework = executions beyond the first.
+    pair = case.astype(np.int64) * len(log.activities) + act
+    uniq_pair, pair_inv, pair_counts = np.unique(pair, return_inverse=True, return_counts=True)
+    occurrences = pair_counts[pair_inv.ravel()].astype(np.int64)
+    distinct_per_case = np.bincount(uniq_pair // len(log.activities), minlength=n)
+    rework = tasks_count - distinct_per_case
+
+    # Variant keys: processkey = exact sequence, processsequence = first appearances,
+    # graphkey = the set of transitions (so loop repetitions share a model variant).
+    is_first_occ = np.zeros(n_events, dtype=bool)
+    _, first_idx = np.unique(pair, return_index=True)
+    is_first_occ[first_idx] = True
+    seq_text = _sequence_text(case, act, log.activities, first)
+    processkey = _keys_for(_seq_hash(case, act, n), lambda i: seq_text(i, None), project_id, "process")
+    fo_case, fo_act = case[is_first_occ], act[is_first_occ]
+    processsequence = _keys_for(
+        _seq_hash(fo_case, fo_act, n), lambda i: seq_text(i, is_first_occ), project_id, "sequence"
+    )
+    src_code = np.where(same_case_prev, np.concatenate([[0], act[:-1]]) + 1, 0)  # 0 = START
+    trans = src_code.astype(np.int64) * (len(log.activities) + 2) + act + 1
+    end_trans = (act[last].astype(np.int64) + 1) * (len(log.activities) + 2) + len(log.activities) + 1
+    all_case = np.concatenate([case, np.arange(n)])
+    all_trans = np.concatenate([trans, end_trans])
+    uniq_ct = _distinct(all_case * ((len(log.activities) + 2) ** 2) + all_trans)
+    ct_case = uniq_ct // ((len(log.activities) + 2) ** 2)
+    with np.errstate(over="ignore"):
+        th = (uniq_ct % ((len(log.activities) + 2) ** 2)).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        th ^= th >> np.uint64(29)
+    graph_hash = np.zeros(n, dtype=np.uint64)
+    np.add.at(graph_hash, ct_case, th)
+    graphkey = _keys_for(graph_hash, lambda i: seq_text(i, None), project_id, "graph")
+
+    caseid_ev = log.case_ids.take(pa.array(case))
+    graphkey_ev = graphkey.take(pa.array(case))
+    processkey_ev = processkey.take(pa.array(case))
+    ts = _timestamps(log.start_ms)
+    version_arr = pa.array(np.full(n, version, dtype=object), type=pa.string())
+    case_version = pc.binary_join_element_wise(log.case_ids, version_arr, "-")
+    predicted = log.predicted if log.predicted is not None else np.zeros(n, dtype=bool)
+
+    case_offsets = np.concatenate([first, [n_events]])
+    distinct_offsets = np.concatenate([[0], np.cumsum(distinct_per_case)])
+    cases_cols: dict[str, pa.Array] = {
+        "__time": _timestamps(starts),
+        "enddate": pa.array(ends, type=pa.int64()),
+        "duration": pa.array(ends - starts, type=pa.int64()),
+        "graphkey": graphkey,
+        "processkey": processkey,
+        "processsequence": processsequence,
+        "caseid": log.case_ids,
+        "version": version_arr,
+        "case_version": case_version,
+        "active_duration": pa.array(np.minimum(active, ends - starts), type=pa.int64()),
+        "concurrency": pa.array(np.round(concurrency, 4), type=pa.float64()),
+        "rework": pa.array(rework.astype(np.int64)),
+        "tasks_count": pa.array(tasks_count),
+        "distinct_vertices": _list_column(names.take(pa.array(act[is_first_occ])), distinct_offsets),
+        "is_predicted": pa.array(predicted, type=pa.bool_()),
+    }
+    vertex_cols: dict[str, pa.Array] = {
+        "__time": ts,
+        "enddate": pa.array(log.end_ms, type=pa.int64()),
+        "duration": pa.array(dur, type=pa.int64()),
+        "caseid": caseid_ev,
+        "graphkey": graphkey_ev,
+        "processkey": processkey_ev,
+        "vertex_name": names.take(pa.array(act)),
+        "vertex_id": vertex_ids.take(pa.array(act)),
+        "concurrent_vertices": _concurrent_names(names, act, overlap),
+        "total_occurences_by_caseid": pa.array(occurrences),
+    }
+    case_dim_cols: dict[str, pa.Array] = {}
+    for dim, values in log.dimensions.items():
+        col = f"{dim}_lpkr"
+        vertex_cols[col] = values
+        case_dim_cols[col] = values.take(pa.array(first))
+        cases_cols[col] = case_dim_cols[col]
+        cases_cols[f"all_{dim}_lpkr"] = _list_column(values, case_offsets)
+    for metric, values in log.metrics.items():
+        col = f"{metric}_lpkr"
+        vertex_cols[col] = pa.array(values, type=pa.float64())
+        case_dim_cols[col] = pa.array(values[first], type=pa.float64())
+        cases_cols[col] = case_dim_cols[col]
+
+    edges = _edge_columns(
+        log, case, act, names, vertex_ids, first, last, same_case_prev, starts, ends, project_id
+    )
+    edge_case = edges.pop("_case")
+    edge_cols = {
+        **edges,
+        "caseid": log.case_ids.take(edge_case),
+        "graphkey": graphkey.take(edge_case),
+        "processkey": processkey.take(edge_case),
+    }
+    for col, values in case_dim_cols.items():
+        edge_cols[col] = values.take(edge_case)
+    order_edges = ["__time", "enddate", "duration", "caseid", "graphkey", "processkey"]
+    edge_table = pa.table(
+        {k: edge_cols[k] for k in order_edges + [c for c in edge_cols if c not in order_edges]}
+    )
+
+    variant_rank = _variant_names(graphkey)
+    excluded = _excluded_mask(n)
+    lookups = {
+        f"{project_id}_variant_name": variant_rank,
+        f"{project_id}_excluded_cases": pa.table(
+            {
+                "k": case_version.filter(pa.array(excluded)),
+                "v": pa.array(np.full(int(excluded.sum()), "true", dtype=object), type=pa.string()),
+            }
+        ),
+    }
+    # Cases in time order; tasks and transitions stay grouped by case (sorting them costs seconds at scale).
+    cases_table = pa.table(cases_cols)
+    if n > 1 and (np.diff(starts) < 0).any():
+        cases_table = cases_table.take(pa.array(np.argsort(starts, kind="stable")))
+    vertex_table = pa.table(vertex_cols)
+    return ProjectTables(
+        tables={
+            project_id: cases_table,
+            f"{project_id}_vertex": vertex_table,
+            f"{project_id}_edge": edge_table,
+        },
+        lookups=lookups,
+    )
+
+
+def _running_max_per_case(values: np.ndarray, case: np.ndarray) -> np.ndarray:
+    # Offset each case far above the previous one so one global running max restarts at case starts.
+    if not len(values):
+        return values
+    low = values.min()
+    offset = case.astype(np.int64) * np.int64(1 << 42)
+    return np.maximum.accumulate(values - low + offset) - offset + low
+
+
+def _sequence_text(case: np.ndarray, act: np.ndarray, activities: list[str], first: np.ndarray):
+    """Return ``text(case_no, mask)``: the case's task names joined by arrows (only events in *mask*)."""
+
+    def text(case_no: int, mask: np.ndarray | None) -> str:
+        lo = first[case_no]
+        hi = first[case_no + 1] if case_no + 1 < len(first) else len(case)
+        codes = act[lo:hi] if mask is None else act[lo:hi][mask[lo:hi]]
+        return "\u2192".join(activities[c] for c in codes)
+
+    return text
+
+
+def _concurrent_names(names: pa.Array, act: np.ndarray, overlap: np.ndarray) -> pa.Array:
+    """Name of the task running alongside (previous or next overlapping event), else null."""
+    partner = np.full(len(act), -1, dtype=np.int64)
+    idx = np.flatnonzero(overlap)
+    partner[idx] = act[idx - 1]
+    partner[idx - 1] = act[idx]
+    mask = partner < 0
+    return names.take(pa.array(np.where(mask, 0, partner), mask=mask))
+
+
+def _edge_columns(log, case, act, names, vertex_ids, first, last, same_case_prev, starts, ends, project_id):
+    n = log.n_cases
+    start_name = pa.array(["START"], type=pa.string())
+    end_name = pa.array(["END"], type=pa.string())
+    all_names = pa.concat_arrays([names, start_name, end_name])
+    all_ids = pa.concat_arrays(
+        [vertex_ids, pa.array([_hex32(project_id, "START"), _hex32(project_id, "END")], type=pa.string())]
+    )
+    k = len(log.activities)
+    inner = np.flatnonzero(same_case_prev)
+    src = np.concatenate([np.full(n, k), act[inner - 1], act[last]])
+    dst = np.concatenate([act[first], act[inner], np.full(n, k + 1)])
+    t_from = np.concatenate([starts, log.end_ms[inner - 1], log.end_ms[last]])
+    t_to = np.concatenate([log.start_ms[first], log.start_ms[inner], ends])
+    edge_case = np.concatenate([np.arange(n), case[inner], np.arange(n)])
+    return {
+        "__time": _timestamps(t_from),
+        "enddate": pa.array(np.maximum(t_to, t_from), type=pa.int64()),
+        "duration": pa.array(np.maximum(t_to - t_from, 0), type=pa.int64()),
+        "source_vertex_name": all_names.take(pa.array(src)),
+        "source_vertex_id": all_ids.take(pa.array(src)),
+        "destination_vertex_name": all_names.take(pa.array(dst)),
+        "destination_vertex_id": all_ids.take(pa.array(dst)),
+        "_case": pa.array(edge_case),
+    }
+
+
+def _variant_names(graphkey: pa.Array) -> pa.Table:
+    counts = graphkey.value_counts().to_pylist()
+    counts.sort(key=lambda d: (-d["counts"], d["values"]))
+    return pa.table(
+        {
+            "k": pa.array([d["values"] for d in counts], type=pa.string()),
+            "v": pa.array([f"Variant {i + 1}" for i in range(len(counts))], type=pa.string()),
+        }
+    )
+
+
+def _excluded_mask(n_cases: int) -> np.ndarray:
+    # About 1 % of cases are "excluded" (a business rule in the real service), picked by a fixed hash.
+    with np.errstate(over="ignore"):
+        mixed = (np.arange(1, n_cases + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
+    return mixed % np.uint64(100) == 0
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (numpy's hash-based unique is much slower here)."""
+    s = np.sort(values)
+    keep = np.ones(len(s), dtype=bool)
+    keep[1:] = s[1:] != s[:-1]
+    return s[keep]
