@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install system-deps lint test demo sandbox bench java-helper clean
+.PHONY: install system-deps lint docs test demo lab sandbox bench java-helper clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,15 +19,24 @@ system-deps:
 	bash scripts/system-deps.sh
 
 lint: install
-	$(BIN)/ruff check pm_notebook tests bench
-	$(BIN)/ruff format --check pm_notebook tests bench
+	$(BIN)/ruff check pm_notebook tests bench notebooks docs/conf.py
+	$(BIN)/ruff format --check pm_notebook tests bench notebooks docs/conf.py
+
+# The docs site (Sphinx + MyST-NB): warnings are errors.
+docs: install
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs build/docs
 
 # -X faulthandler: a crash even after pytest's own reporting (at interpreter exit) prints every thread's stack.
-test: install system-deps lint
+test: install system-deps lint docs
 	$(BIN)/python -X faulthandler -m pytest $(PYTEST_ARGS)
 
 demo: install
 	$(BIN)/python -m pm_notebook.demo
+
+# JupyterLab on notebooks/ with a sandbox running and its PM_* values in the kernels' environment (binder/start);
+# the sandbox stops when JupyterLab does.
+lab: install
+	PATH="$(CURDIR)/$(BIN):$$PATH" bash binder/start jupyter lab notebooks/
 
 sandbox: install
 	$(BIN)/python -m pm_notebook.sandbox --env-file .env.sandbox
