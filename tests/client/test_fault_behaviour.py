@@ -224,6 +224,7 @@ def test_avatica_connection_expiry_between_queries_reconnects(sandbox_factory, c
     assert conn.query("SELECT ? AS x", [3], transport="avatica")["x"].tolist() == [3]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "expiring",
     [EXPIRING, ["--sql-connection-idle-timeout", "600", "--sql-statement-idle-timeout", "1"]],
@@ -248,6 +249,7 @@ def test_avatica_expiry_mid_result_is_a_clear_error_never_a_short_result(
     assert len(conn.query(large_sql(sb), transport="avatica")) == LARGE_ROWS  # and the next query works
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", ["druid", "avatica"])
 def test_sandbox_restart_between_two_fetches(sandbox_factory, connect_to, transport):
     sb = sandbox_factory(cases=300)

@@ -57,6 +57,7 @@ def _injected(out: Path) -> tuple[str, str]:
     return first, probe
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_run_leaks_no_secret_or_token(path: Path, tmp_path: Path) -> None:
     import nbformat
@@ -113,6 +114,7 @@ DEMO = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_demo_run_leaks_no_secret_or_token(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)])}
     for name in ("PM_BASE_URL", "PM_AUTH_URL", "PM_CLIENT_ID", "PM_CLIENT_SECRET", "PM_JDBC_URL"):
