@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,13 +27,14 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ._secret import Secret
-from .errors import ConfigurationError
+from .errors import ConfigurationError, redact
 
 __all__ = [
     "ENV_VARS",
     "KEYRING_SERVICE",
     "Settings",
     "derive_jdbc_url",
+    "mask_jdbc_url",
     "normalise_auth_url",
     "normalise_base_url",
     "resolve",
@@ -106,8 +108,26 @@ class Settings:
     def __repr__(self) -> str:
         return (
             f"Settings(base_url={self.base_url!r}, auth_url={self.auth_url!r}, client_id={self.client_id!r}, "
-            f"client_secret=Secret('***'), jdbc_url={self.jdbc_url!r})"
+            f"client_secret=Secret('***'), jdbc_url={mask_jdbc_url(self.jdbc_url)!r})"
         )
+
+
+def mask_jdbc_url(url: str) -> str:
+    """*url* with the value of every ``;password=...``-like property (and any token) replaced by ``***``.
+
+    A JDBC URL may carry the driver's credentials as properties; this is the form shown in reprs and logs.
+
+    >>> mask_jdbc_url("jdbc:avatica:remote:url=http://h:8082/x/;user=wg;password=s3cret;serialization=JSON")
+    'jdbc:avatica:remote:url=http://h:8082/x/;user=wg;password=***;serialization=JSON'
+    """
+    if not isinstance(url, str):
+        return url
+    return _JDBC_SECRET_PROPERTY.sub(r"\1***", url)
+
+
+# A JDBC URL property whose name says it holds a credential: ";password=...", ";avatica_password=...",
+# ";truststore_password=...", ";token=..."; its value runs to the next ';'.
+_JDBC_SECRET_PROPERTY = re.compile(r"(?i)(;\s*[a-z_.]*(?:password|secret|token)[a-z_.]*\s*=)[^;]*")
 
 
 def _split_http_url(url: str, name: str) -> tuple[str, str, str]:
@@ -115,7 +135,13 @@ def _split_http_url(url: str, name: str) -> tuple[str, str, str]:
     if not isinstance(url, str):
         raise ConfigurationError(f"{name} must be a string URL, got {type(url).__name__}.")
     text = url.strip()
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError as exc:  # e.g. "http://[::1" (an unclosed IPv6 bracket)
+        raise ConfigurationError(
+            f"{name} {redact(text)!r} is not a valid URL ({exc}).",
+            hint="Check the host part; an IPv6 address is written in brackets, like 'http://[::1]:8080'.",
+        ) from None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise ConfigurationError(
             f"{name} {text!r} is not an http(s) URL with a host.",
@@ -174,7 +200,7 @@ def derive_jdbc_url(base_url: str) -> str:
 def _check_jdbc_url(url: str) -> str:
     if not isinstance(url, str) or not url.strip().startswith(JDBC_PREFIX):
         raise ConfigurationError(
-            f"jdbc_url {url!r} is not an Avatica remote JDBC URL.",
+            f"jdbc_url {mask_jdbc_url(url)!r} is not an Avatica remote JDBC URL.",
             hint=f"It looks like '{JDBC_PREFIX}http://<host>:{SQL_PORT}{AVATICA_PATH}'; "
             "leave it out to derive it from base_url.",
         )
@@ -398,5 +424,5 @@ def resolve(
         renew_before=_option(options, "renew_before", float),
         sources=dict(sources),
     )
-    logger.debug("settings resolved: %r (sources %s)", settings, sources)
+    logger.debug("settings resolved: %r (sources %s)", settings, sources)  # the repr masks every secret
     return settings

@@ -22,6 +22,17 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Connection", "connect"]
 
 
+def _check_sql(sql_text: Any) -> None:
+    """A clear error for SQL that is not text, or is blank, before any transport is chosen or opened."""
+    if not isinstance(sql_text, str):
+        raise ConfigurationError(
+            f"The SQL must be a string, got {type(sql_text).__name__}.",
+            hint="Pass the statement as text, e.g. conn.query('SELECT COUNT(*) FROM \"<table>\"').",
+        )
+    if not sql_text.strip():
+        raise ConfigurationError("The SQL text is empty.", hint="Pass a SELECT statement.")
+
+
 class Connection:
     """A connection to one workgroup of the service.
 
@@ -186,12 +197,14 @@ class Connection:
         Types: TIMESTAMP → ``datetime64[ms, UTC]``, BIGINT → ``Int64``, DOUBLE → ``float64``, VARCHAR →
         ``string``, BOOLEAN → ``boolean``, arrays → lists; NULLs are kept; an empty result keeps its columns.
         """
+        _check_sql(sql)
         frame = frames.to_pandas(self.query_arrow(sql, params, transport=transport), consume=True)
         frame.attrs["transport"] = self.last_transport
         return frame
 
     def query_arrow(self, sql: str, params: Any = None, *, transport: str | None = None) -> pa.Table:
         """Run *sql* and return a ``pyarrow.Table`` with the same types as :meth:`query`."""
+        _check_sql(sql)
         with self._statement(sql, params, transport) as result:
             return frames.batches_to_table(result.columns, result.batches())
 
@@ -202,6 +215,7 @@ class Connection:
 
         Rows are fetched as the chunks are consumed; leaving the loop early cancels the rest on the server.
         """
+        _check_sql(sql)
         if not isinstance(chunk_rows, int) or chunk_rows < 1:
             raise ConfigurationError(f"chunk_rows must be a positive integer, got {chunk_rows!r}.")
         with self._statement(sql, params, transport) as result:
@@ -212,7 +226,13 @@ class Connection:
                 yield chunk
 
     def to_parquet(self, sql: str, path: Any, params: Any = None, *, transport: str | None = None) -> int:
-        """Stream the result of *sql* into a Parquet file at *path*; return the number of rows written."""
+        """Stream the result of *sql* into a Parquet file at *path*; return the number of rows written.
+
+        The file appears only when the whole result is written: rows go to a temporary file in the same
+        folder, renamed onto *path* at the end, so an error or Ctrl-C midway leaves *path* as it was.
+        """
+        _check_sql(sql)
+        path = frames.parquet_target(path)
         with self._statement(sql, params, transport) as result:
             batches = result.batches()
             return frames.write_parquet(result.columns, batches, path, chunk_rows=self.sql_batch_rows)

@@ -28,8 +28,12 @@ values) are parsed as JSON instead; both give the same table.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -38,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from .errors import QueryError
+from .errors import ConfigurationError, QueryError
 
 __all__ = [
     "ARROW_TYPES",
@@ -46,6 +50,7 @@ __all__ = [
     "arrow_type",
     "batch_to_arrow",
     "batches_to_table",
+    "parquet_target",
     "rechunk",
     "to_pandas",
     "write_parquet",
@@ -330,19 +335,58 @@ def to_pandas(table: pa.Table, *, consume: bool = False) -> pd.DataFrame:
     return frame
 
 
+def parquet_target(path: Any) -> Path:
+    """*path* as a :class:`~pathlib.Path` that can become a Parquet file.
+
+    :raises ConfigurationError: not a path, a directory, or in a folder that does not exist.
+    """
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ConfigurationError(
+            f"A Parquet target must be a file path (str or pathlib.Path), got {type(path).__name__}.",
+            hint="For example conn.to_parquet(sql, 'result.parquet').",
+        )
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise ConfigurationError(
+            f"The Parquet target {str(target)!r} is a directory.",
+            hint="Give a file name inside it, e.g. Path(folder) / 'result.parquet'.",
+        )
+    if not target.parent.is_dir():
+        raise ConfigurationError(
+            f"The folder of the Parquet target, {str(target.parent)!r}, does not exist.",
+            hint="Create it first (Path(folder).mkdir(parents=True)) or choose another path.",
+        )
+    return target
+
+
 def write_parquet(
     columns: Sequence[Any], batches: Iterable[Any], path: Any, *, chunk_rows: int = 65536
 ) -> int:
     """Stream transport batches into a Parquet file (one row group per chunk); return the row count.
 
-    Only one chunk is held at a time, so the result never sits in memory as a whole.
+    Only one chunk is held at a time, so the result never sits in memory as a whole. The rows go to a
+    temporary file in the target's folder that replaces *path* only once everything is written: an error or
+    Ctrl-C midway leaves *path* as it was (absent, or the previous file) and removes the temporary file.
+
+    :raises ConfigurationError: *path* is not a usable file path (see :func:`parquet_target`).
     """
     import pyarrow.parquet as pq
 
+    target = parquet_target(path)
     schema = arrow_schema(columns)
     rows = 0
-    with pq.ParquetWriter(path, schema) as writer:
-        for table in rechunk(columns, batches, chunk_rows):
-            writer.write_table(table)
-            rows += table.num_rows
+    # Same folder, so the final rename is atomic on one file system (and never crosses devices).
+    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as sink, pq.ParquetWriter(sink, schema) as writer:
+            for table in rechunk(columns, batches, chunk_rows):
+                writer.write_table(table)
+                rows += table.num_rows
+        if target.exists():  # keep the mode of the file replaced (mkstemp makes it private, 0600)
+            os.chmod(partial, target.stat().st_mode & 0o7777)
+        os.replace(partial, target)
+    except BaseException:  # KeyboardInterrupt included: never leave a partial file behind
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
     return rows

@@ -144,6 +144,10 @@ class Sandbox:
         """
         return self._admin("GET", "/stats")
 
+    def issued_tokens(self) -> list[str]:
+        """The access and refresh tokens this sandbox issued (the latest 10,000), to check none leaked."""
+        return list(self._admin("GET", "/tokens")["tokens"])
+
     def reset_stats(self) -> None:
         """Zero the request counters."""
         self._admin("DELETE", "/stats")
@@ -156,6 +160,7 @@ class Sandbox:
         retry_after: float | None = None,
         delay: float = 0.0,
         drop: bool = False,
+        drop_after_bytes: int | None = None,
     ) -> None:
         """Make the next *times* requests whose path starts with *path_prefix* (either port) misbehave.
 
@@ -164,6 +169,7 @@ class Sandbox:
         :param retry_after: add ``Retry-After: <seconds>``.
         :param delay: wait this many seconds first.
         :param drop: close the connection without answering.
+        :param drop_after_bytes: answer normally but drop the connection after this many body bytes.
         """
         self._admin(
             "POST",
@@ -175,6 +181,7 @@ class Sandbox:
                 "retry_after": retry_after,
                 "delay": delay,
                 "drop": drop,
+                "drop_after_bytes": drop_after_bytes,
             },
         )
 

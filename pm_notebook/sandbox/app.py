@@ -62,6 +62,7 @@ def create_app(
     app.include_router(pub_api.router)
     _add_realm_routes(app, idp)
     _add_admin_routes(app, store, board, admin_key)
+    _add_issued_tokens_route(app, idp, admin_key)
 
     @app.get("/", include_in_schema=False)
     def root() -> dict[str, Any]:
@@ -105,6 +106,21 @@ def _add_realm_routes(app: FastAPI, idp: IdentityProvider) -> None:
     def realm_info(realm: str) -> dict:
         _realm(realm)
         return idp.realm_info()
+
+
+def _admin_check_strict(request: Request, admin_key: str | None) -> None:
+    """Refuse unless an admin key is set *and* sent: issued tokens are served to no one without a key."""
+    sent = request.headers.get(ADMIN_HEADER, "").encode()
+    if not admin_key or not hmac.compare_digest(sent, admin_key.encode()):
+        raise SandboxHTTPError(403, {"error": "forbidden", "message": f"send the {ADMIN_HEADER} header"})
+
+
+def _add_issued_tokens_route(app: FastAPI, idp: IdentityProvider, admin_key: str | None) -> None:
+    @app.get(ADMIN_PREFIX + "/tokens", include_in_schema=False)
+    def issued_tokens(request: Request) -> dict:
+        """The latest access and refresh tokens issued (tests grep outputs and logs for them)."""
+        _admin_check_strict(request, admin_key)
+        return {"tokens": list(idp.issued), "issued": idp.tokens_issued}
 
 
 def _add_admin_routes(app: FastAPI, store: Store, board: FaultBoard, admin_key: str | None) -> None:

@@ -3,6 +3,8 @@
 A fault matches the next ``times`` requests whose path starts with its prefix and then answers with a
 status (optionally with ``Retry-After``), waits ``delay`` seconds first, or drops the connection
 without answering. ``status=None`` with a delay gives a slow but otherwise normal answer.
+``drop_after_bytes=N`` lets the normal answer start, then drops the connection once N bytes of its body
+went out (a connection lost mid-answer: the client sees a truncated body).
 
 Dropping needs the socket, which ASGI hides; :func:`tracking_protocol` is a uvicorn (httptools) protocol that
 records each connection's transport under its peer address so the middleware can abort it.
@@ -37,6 +39,7 @@ class Fault:
     retry_after: float | None = None
     delay: float = 0.0
     drop: bool = False
+    drop_after_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if not self.path_prefix.startswith("/"):
@@ -47,6 +50,12 @@ class Fault:
             raise ValueError(f"times must be at least 1 (got {self.times!r})")
         if float(self.delay) < 0:
             raise ValueError(f"delay must not be negative (got {self.delay!r})")
+        if self.drop_after_bytes is not None and (
+            isinstance(self.drop_after_bytes, bool)
+            or not isinstance(self.drop_after_bytes, int)
+            or self.drop_after_bytes < 0
+        ):
+            raise ValueError(f"drop_after_bytes must be a whole number >= 0 (got {self.drop_after_bytes!r})")
 
 
 class FaultBoard:
@@ -167,10 +176,44 @@ class FaultMiddleware:
                 for _ in range(3):  # let uvicorn see the disconnect so it does not try to answer 500
                     await asyncio.sleep(0)
                 return
+        if fault.drop_after_bytes is not None:
+            transport = self.connections.get(scope.get("client"))
+            await self.app(scope, receive, _cutting_send(send, transport, fault.drop_after_bytes))
+            return
         if fault.status is None:
             await self.app(scope, receive, send)
             return
         await _send_fault(send, fault, scope["path"])
+
+
+def _cutting_send(send: Callable, transport: asyncio.BaseTransport | None, limit: int) -> Callable:
+    """An ASGI ``send`` that passes the first *limit* body bytes, then aborts the connection and swallows
+    the rest (the application keeps producing; its answer just never arrives whole). Bytes still in the
+    socket buffer at the reset may be lost too: the client gets at most *limit* bytes of the body."""
+    sent = 0
+    cut = False
+
+    async def cutting(message: dict) -> None:
+        nonlocal sent, cut
+        if cut:
+            return
+        if message["type"] != "http.response.body" or transport is None:
+            await send(message)
+            return
+        body = message.get("body", b"")
+        if sent + len(body) < limit:  # an answer shorter than the limit arrives whole
+            sent += len(body)
+            await send(message)
+            return
+        if limit > sent:
+            await send({"type": "http.response.body", "body": body[: limit - sent], "more_body": True})
+        sent = limit
+        cut = True
+        for _ in range(2):  # let the part written leave the socket buffer before the reset
+            await asyncio.sleep(0)
+        transport.abort()
+
+    return cutting
 
 
 async def _send_fault(send: Callable, fault: Fault, path: str) -> None:

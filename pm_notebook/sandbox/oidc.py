@@ -15,6 +15,7 @@ import secrets
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import unquote
@@ -25,6 +26,9 @@ from jwt.algorithms import RSAAlgorithm
 
 from .data.store import Store, WorkgroupRecord
 from .errors import ApiError, OAuthError
+
+#: how many issued tokens (access and refresh) the identity provider remembers for the admin route
+ISSUED_KEPT = 10_000
 
 __all__ = ["API_AUDIENCE", "REALM", "IdentityProvider"]
 
@@ -69,6 +73,8 @@ class IdentityProvider:
         self._used_refresh: set[str] = set()
         self._lock = threading.Lock()
         self.tokens_issued = 0
+        # The latest tokens handed out, for the admin route that lets tests grep outputs and logs for them.
+        self.issued: deque[str] = deque(maxlen=ISSUED_KEPT)
 
     # --- documents -------------------------------------------------------------------------------------
     def jwks(self) -> dict[str, Any]:
@@ -235,6 +241,7 @@ class IdentityProvider:
         )
         with self._lock:
             self.tokens_issued += 1
+            self.issued.extend((access, refresh))
         return {
             "upgraded": False,
             "access_token": access,

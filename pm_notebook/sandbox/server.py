@@ -191,7 +191,7 @@ async def _serve(
         if args.env_file:
             _write_env(args.env_file, values)
             env_written = True
-        _banner(values, store, sql_port)
+        _banner(values, store, sql_port, env_file=args.env_file if env_written else None)
         parent = os.environ.get(PARENT_ENV)
         while not stop.is_set() and not any(t.done() for t in tasks):
             if parent and os.getppid() != int(parent):
@@ -213,15 +213,21 @@ def _write_env(path: Path, values: dict[str, str]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    tmp.write_text("".join(f"{k}={v}\n" for k, v in values.items()))
+    # Owner-only from the first byte: the file holds the demo workgroup's secret.
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as handle:
+        handle.write("".join(f"{k}={v}\n" for k, v in values.items()))
     os.replace(tmp, path)
 
 
-def _banner(values: dict[str, str], store: Store, sql_port: int) -> None:
+def _banner(values: dict[str, str], store: Store, sql_port: int, *, env_file: Path | None = None) -> None:
     from .data.store import summarize
 
     # A CLI's output, not logging: the user asked for the connection values (the sandbox's own demo secret).
-    lines = [f"{k}={v}" for k, v in values.items()]
+    # When they went to an env file, the secret stays there: this output often ends up in a log file.
+    shown = dict(values)
+    if env_file is not None:
+        shown["PM_CLIENT_SECRET"] = f"*** (in {env_file})"
+    lines = [f"{k}={v}" for k, v in shown.items()]
     lines.append(
         f"# public API: {values['PM_BASE_URL']}/pub  (OpenAPI: {values['PM_BASE_URL']}/pub/openapi.json)"
     )

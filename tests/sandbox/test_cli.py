@@ -52,6 +52,7 @@ def test_env_file_printed_values_and_sigterm(tmp_path):
     try:
         _wait_for(env_file, proc)
         env = read_env_file(env_file)
+        assert env_file.stat().st_mode & 0o777 == 0o600  # it holds the demo secret
         assert list(env) == list(ENV_KEYS)
         assert env["PM_BASE_URL"].startswith("http://127.0.0.1:")
         assert env["PM_AUTH_URL"].startswith(env["PM_BASE_URL"] + "/realms/")
@@ -71,7 +72,11 @@ def test_env_file_printed_values_and_sigterm(tmp_path):
             proc.wait()
     assert proc.returncode == 0, err
     for key, value in env.items():
-        assert f"{key}={value}" in out  # printed too (the demo secret is the sandbox's own)
+        if key != "PM_CLIENT_SECRET":
+            assert f"{key}={value}" in out  # printed too
+    # the secret went to the env file (owner-only): the output, often a log file, names the file instead
+    assert env["PM_CLIENT_SECRET"] not in out + err
+    assert f"PM_CLIENT_SECRET=*** (in {env_file})" in out
     assert not env_file.exists()  # removed on a clean stop: a stale file never looks like a live sandbox
     assert "Traceback" not in err
 

@@ -63,6 +63,25 @@ def test_drop_fault_closes_the_connection_without_answer(sandbox, bearer):
     assert projects(sandbox, bearer).status_code == 200
 
 
+def test_drop_after_bytes_cuts_the_body_midway(sandbox, bearer):
+    whole = projects(sandbox, bearer).content
+    assert len(whole) > 20
+    sandbox.fault("/pub/projects", drop_after_bytes=10)
+    with pytest.raises(requests.exceptions.ChunkedEncodingError) as info:
+        projects(sandbox, bearer)
+    assert "IncompleteRead" in str(info.value) or "prematurely" in str(info.value)
+    assert projects(sandbox, bearer).content == whole
+
+
+def test_drop_after_bytes_on_a_streamed_sql_answer(sandbox):
+    body = {"query": "SELECT 1 AS x", "resultFormat": "arrayLines", "header": True}
+    auth = (sandbox.workgroups["demo"].client_id, sandbox.workgroups["demo"].client_secret)
+    whole = requests.post(f"{sandbox.sql_url}/druid/v2/sql/", json=body, auth=auth, timeout=10).content
+    sandbox.fault("/druid/v2/sql/", drop_after_bytes=len(whole) - 3)
+    with pytest.raises(requests.exceptions.ChunkedEncodingError):
+        requests.post(f"{sandbox.sql_url}/druid/v2/sql/", json=body, auth=auth, timeout=10).content  # noqa: B018
+
+
 def test_faults_apply_on_the_sql_port(sandbox):
     sandbox.fault("/druid/v2/sql", status=503, retry_after=1)
     r = requests.post(f"{sandbox.sql_url}/druid/v2/sql", json={"query": "SELECT 1"}, timeout=10)
@@ -104,6 +123,9 @@ def test_request_counters_per_endpoint_and_reset(sandbox, bearer):
         {"path_prefix": "/pub", "status": 42},
         {"path_prefix": "/pub", "times": 0},
         {"path_prefix": "/pub", "delay": -1},
+        {"path_prefix": "/pub", "drop_after_bytes": -1},
+        {"path_prefix": "/pub", "drop_after_bytes": 1.5},
+        {"path_prefix": "/pub", "drop_after_bytes": True},
         {"path_prefix": "/pub", "colour": "red"},
     ],
 )
