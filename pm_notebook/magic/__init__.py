@@ -39,7 +39,8 @@ def load_ipython_extension(ipython: Any) -> None:
         magic = cls(shell=ipython, session=session)  # Magics.__init__ joins ipython.configurables (%config)
         ipython.register_magics(magic)
         if completer is not None:
-            completer.custom_matchers.append(matcher(magic.complete, cls.matcher_identifier))
+            identifier = cls.matcher_identifier  # type: ignore[attr-defined]
+            completer.custom_matchers.append(matcher(magic.complete, identifier))
 
 
 def unload_ipython_extension(ipython: Any) -> None:

@@ -84,6 +84,13 @@ class PmSql(Magics):
         #: connection, project choice and completion caches (shareable with other magics of the shell)
         self.session = session or Session()
 
+    @property
+    def _ipython(self) -> Any:
+        """The hosting shell (IPython types it optional; a registered magic always has one)."""
+        if self.shell is None:
+            raise RuntimeError("PmSql needs an IPython shell: load it with %load_ext pm_notebook.")
+        return self.shell
+
     # --- entry point ---------------------------------------------------------------------------
     @no_var_expand  # `{name}` is ours: IPython must not paste values into the SQL line
     @needs_local_scope
@@ -100,7 +107,7 @@ class PmSql(Magics):
         if args.chunks and cell is not None and not args.output:
             raise UsageError("--chunks streams an iterator of DataFrames: keep it with -o NAME.")
         verbose = args.verbose or self.verbose
-        namespace = ChainMap(local_ns or {}, self.shell.user_ns)
+        namespace = ChainMap(local_ns or {}, self._ipython.user_ns)
         call = _Call()
         try:
             return self._run(args, namespace, call, line_form=cell is None, verbose=verbose)
@@ -173,7 +180,7 @@ class PmSql(Magics):
         if args.chunks:
             chunks = conn.query_chunks(sql, params, chunk_rows=args.chunks, transport=transport)
             if args.output:
-                self.shell.user_ns[args.output] = chunks
+                self._ipython.user_ns[args.output] = chunks
                 if args.display:
                     self._show(
                         TextView(
@@ -238,19 +245,19 @@ class PmSql(Magics):
 
     def _keep(self, frame: Any, args: MagicArgs, line_form: bool) -> Any:
         if args.output:
-            self.shell.user_ns[args.output] = frame
+            self._ipython.user_ns[args.output] = frame
             return None
         return frame if line_form else None
 
     # --- display -------------------------------------------------------------------------------
     def _show(self, obj: Any, *, display_id: str | None = None, update: bool = False) -> None:
         """Publish *obj* through this shell (not the global singleton), so any shell can host the magic."""
-        data, metadata = self.shell.display_formatter.format(obj)
+        data, metadata = self._ipython.display_formatter.format(obj)
         if display_id is None:
-            self.shell.display_pub.publish(data, metadata)
+            self._ipython.display_pub.publish(data, metadata)
         else:
             transient = {"display_id": display_id}
-            self.shell.display_pub.publish(data, metadata, transient=transient, update=update)
+            self._ipython.display_pub.publish(data, metadata, transient=transient, update=update)
 
     def _progress_display(self) -> Callable[[str], None]:
         display_id = uuid.uuid4().hex

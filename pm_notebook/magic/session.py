@@ -146,7 +146,7 @@ def _env_file_values(path: str | None) -> dict[str, str]:
     from dotenv import dotenv_values
 
     found = dotenv_values(path)
-    values = {arg: found[var] for arg, var in ENV_VARS.items() if found.get(var)}
+    values = {arg: value for arg, var in ENV_VARS.items() if (value := found.get(var))}
     if not values:
         raise ConfigurationError(f"--env-file {path}: it sets none of {', '.join(ENV_VARS.values())}.")
     return {**values, "env_file": path}
