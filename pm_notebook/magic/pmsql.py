@@ -79,6 +79,13 @@ class PmSql(Magics):
             raise TraitError(f"PmSql.chunk_rows must be a positive number of rows, got {proposal['value']}.")
         return int(proposal["value"])
 
+    @validate("autolimit")
+    def _autolimit_not_negative(self, proposal: Any) -> int:
+        if proposal["value"] < 0:
+            value = proposal["value"]
+            raise TraitError(f"PmSql.autolimit must be 0 (no limit) or a number of rows, got {value}.")
+        return int(proposal["value"])
+
     def __init__(self, shell: Any = None, session: Session | None = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
         #: connection, project choice and completion caches (shareable with other magics of the shell)

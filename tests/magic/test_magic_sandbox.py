@@ -202,6 +202,8 @@ def test_a_small_chunk_rows_still_fetches_every_row_and_zero_is_refused(pshell, 
     with pytest.raises(TraitError, match="chunk_rows must be a positive number of rows, got 0"):
         magic.chunk_rows = 0
     assert magic.chunk_rows == 2
+    with pytest.raises(TraitError, match="autolimit must be 0 \\(no limit\\) or a number of rows, got -1"):
+        magic.autolimit = -1
 
 
 def test_chunks_stream_dataframes(pshell, project, sandbox, sandbox_store):
