@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import _http, frames, sql
@@ -19,7 +20,22 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["Connection", "connect"]
+__all__ = ["Connection", "Fetched", "connect"]
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What :meth:`Connection.fetch` returns: one statement's result and where it came from.
+
+    Each call gets its own, so two threads sharing a connection never see each other's transport.
+    """
+
+    #: the typed DataFrame (``frame.attrs["transport"]`` names the transport too)
+    frame: pd.DataFrame
+    #: the transport that ran the statement: ``"druid"``, ``"avatica"`` or ``"jdbc"`` (``"auto"`` resolved)
+    transport: str
+    #: whether the row cap stopped the fetch while more rows existed
+    truncated: bool = False
 
 
 def _check_sql(sql_text: Any) -> None:
@@ -113,8 +129,6 @@ class Connection:
     sql_transport: str = "auto"
     #: rows per transport batch (memory bound of query_chunks/to_parquet between conversions)
     sql_batch_rows: int = 65536
-    #: the transport the last statement went through ("druid", "avatica" or "jdbc"); None before any
-    last_transport: str | None = None
 
     def _sql(self) -> sql.Transports:
         self._check_open()
@@ -135,18 +149,21 @@ class Connection:
             transports.close()
 
     @contextmanager
-    def _statement(self, sql_text: str, params: Any, transport: str | None) -> Iterator[sql.Result]:
-        """Run one statement; Ctrl-C cancels it on the server and surfaces as QueryCancelled.
+    def _statement(
+        self, sql_text: str, params: Any, transport: str | None, *, batch_rows: int | None = None
+    ) -> Iterator[tuple[str, sql.Result]]:
+        """Run one statement, giving the name of the transport that runs it and its open result.
 
-        The name of the transport used is left in ``self.last_transport`` (shown by the magic's footer).
+        Every way of querying goes through here. Ctrl-C cancels the statement on the server and surfaces
+        as QueryCancelled; leaving the block early (a row cap, a loop left) closes it on the server.
         """
+        _check_sql(sql_text)
         values = sql.check_params(params)
         chosen = self._sql().get(transport or self.sql_transport)
-        self.last_transport = chosen.name
         result = None
         try:
-            result = chosen.execute(sql_text, values, batch_rows=self.sql_batch_rows)
-            yield result
+            result = chosen.execute(sql_text, values, batch_rows=batch_rows or self.sql_batch_rows)
+            yield chosen.name, result
         except KeyboardInterrupt:
             if result is not None:
                 result.cancel()
@@ -187,6 +204,44 @@ class Connection:
             for r in frame.itertuples(index=False)
         ]
 
+    def fetch(
+        self,
+        sql: str,
+        params: Any = None,
+        *,
+        transport: str | None = None,
+        limit: int = 0,
+        on_rows: Callable[[int], None] | None = None,
+        batch_rows: int | None = None,
+    ) -> Fetched:
+        """Run *sql* and return its DataFrame together with the transport that served it.
+
+        :meth:`query` is this call's ``.frame``; the ``%%pmsql`` magic uses the rest.
+
+        :param sql: Druid SQL; ``?`` marks a parameter.
+        :param params: a list/tuple of values for the ``?`` placeholders.
+        :param transport: ``"auto"`` (default), ``"druid"``, ``"avatica"`` or ``"jdbc"``.
+        :param limit: fetch at most this many rows (0: all); when more exist the statement is closed on the
+            server early and :attr:`Fetched.truncated` is true.
+        :param on_rows: called on this thread with the number of rows fetched so far, after each batch.
+        :param batch_rows: rows per round trip to the server (default :attr:`sql_batch_rows`).
+
+        >>> got = conn.fetch('SELECT caseid FROM "my-project-id"', limit=10)  # doctest: +SKIP
+        >>> got.frame, got.transport, got.truncated                           # doctest: +SKIP
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ConfigurationError(f"limit must be 0 (all rows) or a positive integer, got {limit!r}.")
+        if batch_rows is not None and (
+            isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1
+        ):
+            raise ConfigurationError(f"batch_rows must be a positive integer, got {batch_rows!r}.")
+        rows = batch_rows or self.sql_batch_rows
+        if limit:
+            rows = min(rows, limit + 1)  # one row past the cap tells "more exist" from "exactly limit"
+        with self._statement(sql, params, transport, batch_rows=rows) as (name, result):
+            table, truncated = frames.collect(result.columns, result.batches(), limit=limit, on_rows=on_rows)
+        return Fetched(frames.to_pandas(table, consume=True, transport=name), name, truncated)
+
     def query(self, sql: str, params: Any = None, *, transport: str | None = None) -> pd.DataFrame:
         """Run *sql* and return a typed DataFrame.
 
@@ -196,16 +251,13 @@ class Connection:
 
         Types: TIMESTAMP → ``datetime64[ms, UTC]``, BIGINT → ``Int64``, DOUBLE → ``float64``, VARCHAR →
         ``string``, BOOLEAN → ``boolean``, arrays → lists; NULLs are kept; an empty result keeps its columns.
+        ``frame.attrs["transport"]`` names the transport that ran it (see also :meth:`fetch`).
         """
-        _check_sql(sql)
-        frame = frames.to_pandas(self.query_arrow(sql, params, transport=transport), consume=True)
-        frame.attrs["transport"] = self.last_transport
-        return frame
+        return self.fetch(sql, params, transport=transport).frame
 
     def query_arrow(self, sql: str, params: Any = None, *, transport: str | None = None) -> pa.Table:
         """Run *sql* and return a ``pyarrow.Table`` with the same types as :meth:`query`."""
-        _check_sql(sql)
-        with self._statement(sql, params, transport) as result:
+        with self._statement(sql, params, transport) as (_, result):
             return frames.batches_to_table(result.columns, result.batches())
 
     def query_chunks(
@@ -215,15 +267,11 @@ class Connection:
 
         Rows are fetched as the chunks are consumed; leaving the loop early cancels the rest on the server.
         """
-        _check_sql(sql)
         if not isinstance(chunk_rows, int) or chunk_rows < 1:
             raise ConfigurationError(f"chunk_rows must be a positive integer, got {chunk_rows!r}.")
-        with self._statement(sql, params, transport) as result:
-            result_transport = self.last_transport
+        with self._statement(sql, params, transport) as (name, result):
             for table in frames.rechunk(result.columns, result.batches(), chunk_rows):
-                chunk = frames.to_pandas(table, consume=True)
-                chunk.attrs["transport"] = result_transport
-                yield chunk
+                yield frames.to_pandas(table, consume=True, transport=name)
 
     def to_parquet(self, sql: str, path: Any, params: Any = None, *, transport: str | None = None) -> int:
         """Stream the result of *sql* into a Parquet file at *path*; return the number of rows written.
@@ -231,9 +279,8 @@ class Connection:
         The file appears only when the whole result is written: rows go to a temporary file in the same
         folder, renamed onto *path* at the end, so an error or Ctrl-C midway leaves *path* as it was.
         """
-        _check_sql(sql)
         path = frames.parquet_target(path)
-        with self._statement(sql, params, transport) as result:
+        with self._statement(sql, params, transport) as (_, result):
             batches = result.batches()
             return frames.write_parquet(result.columns, batches, path, chunk_rows=self.sql_batch_rows)
 

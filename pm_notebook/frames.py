@@ -32,7 +32,7 @@ import contextlib
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ __all__ = [
     "arrow_type",
     "batch_to_arrow",
     "batches_to_table",
+    "collect",
     "parquet_target",
     "rechunk",
     "to_pandas",
@@ -294,6 +295,41 @@ def batches_to_table(columns: Sequence[Any], batches: Iterable[Any]) -> pa.Table
     return pa.Table.from_batches([part for b in batches for part in _record_batches(b)], schema=schema)
 
 
+def collect(
+    columns: Sequence[Any],
+    batches: Iterable[Any],
+    *,
+    limit: int = 0,
+    on_rows: Callable[[int], None] | None = None,
+) -> tuple[pa.Table, bool]:
+    """Collect transport batches into one Arrow table, with a row cap and a progress callback.
+
+    :param limit: keep at most this many rows (0: all). Reading stops at the first batch that goes past
+        the cap, so the caller can close the statement at once; to tell "exactly *limit* rows" from "more
+        exist", ask the transport for batches of at most ``limit + 1`` rows.
+    :param on_rows: called with the number of rows collected so far after each batch (a progress line).
+    :return: the table (empty tables keep the declared types) and whether the cap cut the result.
+    """
+    if limit < 0:
+        raise ValueError(f"limit must be 0 (no cap) or a positive number of rows, got {limit}")
+    schema = arrow_schema(columns)
+    kept: list[pa.RecordBatch] = []
+    total, cut = 0, False
+    for batch in batches:
+        for part in _record_batches(batch):
+            if limit and total + part.num_rows > limit:
+                kept.append(part.slice(0, limit - total))
+                total, cut = limit, True
+                break
+            kept.append(part)
+            total += part.num_rows
+        if on_rows is not None:
+            on_rows(total)
+        if cut:
+            break
+    return pa.Table.from_batches(kept, schema=schema), cut
+
+
 def rechunk(columns: Sequence[Any], batches: Iterable[Any], rows: int) -> Iterator[pa.Table]:
     """Regroup transport batches into Arrow tables of at most *rows* rows (at least one, possibly empty)."""
     if rows < 1:
@@ -316,11 +352,13 @@ def rechunk(columns: Sequence[Any], batches: Iterable[Any], rows: int) -> Iterat
         yield pa.Table.from_batches(pending, schema=schema)
 
 
-def to_pandas(table: pa.Table, *, consume: bool = False) -> pd.DataFrame:
+def to_pandas(table: pa.Table, *, consume: bool = False, transport: str | None = None) -> pd.DataFrame:
     """Arrow table → DataFrame with the dtypes of the module table (lists become Python lists).
 
     :param consume: free the table's buffers column by column while converting (lower peak memory); the
         table must not be used afterwards.
+    :param transport: the name of the SQL transport that served the rows, kept in
+        ``frame.attrs["transport"]`` (the one place a query's DataFrame records where it came from).
     """
     names = table.schema.names
     list_columns = [i for i, f in enumerate(table.schema) if pa.types.is_list(f.type)]
@@ -332,6 +370,8 @@ def to_pandas(table: pa.Table, *, consume: bool = False) -> pd.DataFrame:
     for i in list_columns:
         column = pd.Series(lists.pop(i), index=frame.index, dtype=object)
         frame.insert(i, names[i], column, allow_duplicates=True)
+    if transport is not None:
+        frame.attrs["transport"] = transport
     return frame
 
 

@@ -38,7 +38,7 @@ def test_import_pm_notebook_stays_light() -> None:
 
 LEAVES = {"errors", "_secret", "_version", "_models"}
 #: module (or "family.*") -> package modules it may import besides the leaves;
-#: a family (sql, widgets, sandbox) may also import its own members
+#: a family (sql, magic, widgets, sandbox) may also import its own members
 RULES: dict[str, set[str]] = {
     "errors": set(),
     "_secret": set(),
@@ -52,10 +52,8 @@ RULES: dict[str, set[str]] = {
     "frames": set(),
     "connection": {"config", "auth", "api", "sql", "frames", "_http"},
     "_context": set(),
-    "magic": {"connection", "config", "_context", "_magic_args", "_magic_display", "_template"},
-    "_magic_args": set(),
-    "_magic_display": set(),
-    "_template": set(),
+    # the magics: a frontend over the client (sql only for its TRANSPORTS names, see the test below)
+    "magic.*": {"connection", "config", "_context", "api", "sql"},
     "widgets.*": {"connection", "api", "config", "_context"},
     "testing": {"magic", "connection"},
     "sandbox.*": set(),
@@ -157,6 +155,22 @@ def test_allowed_import_arrows(module: str) -> None:
 
 def test_every_module_has_a_rule() -> None:
     assert sorted(m for m in MODULES if m not in FREE and _rule_for(m) is None) == []
+
+
+def test_the_magics_take_only_the_transport_names_from_sql() -> None:
+    """The magics run SQL through ``Connection`` only; the sql package gives them the one transport list."""
+    taken: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        if not module.startswith("magic"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and "sql" in (node.module or "").split("."):
+                taken.setdefault(module, set()).update(a.name for a in node.names)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                "sql" in a.name.split(".") for a in node.names
+            ):
+                taken.setdefault(module, set()).add("the sql package itself")
+    assert taken and all(names == {"TRANSPORTS"} for names in taken.values()), taken
 
 
 def test_sandbox_never_sees_the_client_protocol() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pm_notebook._magic_args import USAGE, ArgumentError, parse_args
+from pm_notebook.magic.args import USAGE, ArgumentError, parse_args
 
 
 def test_line_form_keeps_sql_verbatim():

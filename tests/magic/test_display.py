@@ -7,8 +7,8 @@ import time
 
 import pandas as pd
 
-from pm_notebook._magic_display import Footer, ProgressLine, ResultView, format_error, mark_position
 from pm_notebook.errors import NotFound, QueryCancelled, QueryError
+from pm_notebook.magic.display import Footer, ProgressLine, ResultView, format_error, mark_position
 
 
 def test_footer_counts_time_transport_and_truncation():

@@ -181,6 +181,31 @@ def test_transport_option_and_config(pshell, conn, project, transport):
     assert f"via {transport}" in displayed(pshell)[-1]
 
 
+def test_footer_names_the_transport_that_served_the_cell(pshell, conn):
+    sql = "SELECT caseid FROM {cases} ORDER BY caseid LIMIT 3"
+    pshell.run_cell(f"%%pmsql -o auto\n{sql}")  # no --transport: the connection's "auto" choice
+    served = pshell.user_ns["auto"].attrs["transport"]
+    assert served in {"druid", "avatica", "jdbc"}
+    assert served == conn.fetch("SELECT 1").transport
+    assert displayed(pshell)[-1].splitlines()[-1].endswith(f" · via {served}")
+
+
+def test_a_small_chunk_rows_still_fetches_every_row_and_zero_is_refused(pshell, project):
+    from traitlets import TraitError
+
+    from pm_notebook.magic import PmSql
+
+    pshell.run_cell("%config PmSql.chunk_rows = 2")
+    pshell.run_cell("%%pmsql --transport avatica -o few\nSELECT caseid FROM {cases} ORDER BY caseid LIMIT 5")
+    assert len(pshell.user_ns["few"]) == 5
+    (magic,) = [c for c in pshell.configurables if isinstance(c, PmSql)]
+    with pytest.raises(TraitError, match="chunk_rows must be a positive number of rows, got 0"):
+        magic.chunk_rows = 0
+    assert magic.chunk_rows == 2
+    with pytest.raises(TraitError, match="autolimit must be 0 \\(no limit\\) or a number of rows, got -1"):
+        magic.autolimit = -1
+
+
 def test_chunks_stream_dataframes(pshell, project, sandbox, sandbox_store):
     n = _count(sandbox, sandbox_store, f'SELECT COUNT(*) FROM druid."{project.id}"')
     pshell.run_cell("%%pmsql --chunks 40 -o parts\nSELECT caseid FROM {cases}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pm_notebook._models import Table
-from pm_notebook._template import TemplateError, quote_identifier, render
+from pm_notebook.magic.template import TemplateError, quote_identifier, render
 
 
 def _render(sql, **ns):

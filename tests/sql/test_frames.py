@@ -233,3 +233,44 @@ def test_array_lines_read_as_csv_equal_the_json_reading(columns, rows, lines_pat
     if lines_path == "csv":
         direct = frames._array_lines_as_csv(lines, frames.arrow_schema(columns), escaped=b"\\" in lines)
         assert direct.num_rows == len(rows)
+
+
+def _counted(batches: list[Batch], pulled: list[int]):
+    for batch in batches:
+        pulled.append(batch.num_rows)
+        yield batch
+
+
+@pytest.mark.parametrize(
+    ("limit", "rows", "cut", "progress", "pulled"),
+    [
+        (0, 9, False, [3, 6, 9], 3),  # no cap: everything
+        (4, 4, True, [3, 4], 2),  # the cap falls inside a batch: the rest is never read
+        (6, 6, True, [3, 6, 6], 3),  # the cap falls on a batch end: the next batch shows more rows exist
+        (9, 9, False, [3, 6, 9], 3),  # exactly the cap, nothing more: not cut
+        (20, 9, False, [3, 6, 9], 3),
+    ],
+)
+def test_collect_caps_rows_and_reports_progress(limit, rows, cut, progress, pulled) -> None:
+    seen: list[int] = []
+    calls: list[int] = []
+    batches = _counted([wire_batch(), wire_batch(), wire_batch()], seen)
+    table, truncated = frames.collect(COLUMNS, batches, limit=limit, on_rows=calls.append)
+    assert (table.num_rows, truncated, calls, len(seen)) == (rows, cut, progress, pulled)
+    assert table.schema == frames.arrow_schema(COLUMNS)
+    whole = frames.batches_to_table(COLUMNS, [wire_batch(), wire_batch(), wire_batch()])
+    assert table.equals(whole.slice(0, rows))
+
+
+def test_collect_of_nothing_keeps_the_declared_columns() -> None:
+    table, truncated = frames.collect(COLUMNS, [], limit=5)
+    assert (table.num_rows, truncated) == (0, False)
+    check_dtypes(frames.to_pandas(table))
+    with pytest.raises(ValueError, match="limit"):
+        frames.collect(COLUMNS, [], limit=-1)
+
+
+def test_to_pandas_records_the_transport_only_when_told() -> None:
+    table = frames.batches_to_table(COLUMNS, [wire_batch()])
+    assert frames.to_pandas(table).attrs == {}
+    assert frames.to_pandas(table, transport="avatica").attrs == {"transport": "avatica"}

@@ -170,6 +170,76 @@ def test_chunks_arrow_and_parquet_agree(conn, demo_tables, duck, transport, tmp_
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+def test_fetch_caps_rows_reports_progress_and_names_its_transport(conn, demo_tables, duck, transport) -> None:
+    sql = f"SELECT caseid, vertex_name FROM {demo_tables['vertex']} ORDER BY caseid, __time, vertex_name"
+    total = len(duck(sql))
+    assert total > 25
+    progress: list[int] = []
+    got = conn.fetch(sql, transport=transport, limit=25, on_rows=progress.append, batch_rows=10)
+    assert (len(got.frame), got.truncated, got.transport) == (25, True, transport)
+    assert got.frame.attrs["transport"] == transport
+    pd.testing.assert_frame_equal(got.frame, conn.query(sql, transport=transport).head(25))
+    assert progress and progress == sorted(progress) and progress[-1] == 25  # batches: the transport's choice
+    exact = conn.fetch(f"{sql} LIMIT 25", transport=transport, limit=25)
+    assert (len(exact.frame), exact.truncated) == (25, False)
+    everything = conn.fetch(sql, transport=transport)
+    assert (len(everything.frame), everything.truncated) == (total, False)
+    for chunk in conn.query_chunks(sql, chunk_rows=total // 2, transport=transport):
+        assert chunk.attrs["transport"] == transport
+
+
+def test_fetch_refuses_a_bad_cap(conn) -> None:
+    for bad in (-1, 2.5, True, "10"):
+        with pytest.raises(ConfigurationError, match="limit must be"):
+            conn.fetch("SELECT 1", limit=bad)
+    with pytest.raises(ConfigurationError, match="batch_rows must be"):
+        conn.fetch("SELECT 1", batch_rows=0)
+    assert conn.fetch("SELECT 1 AS one").transport in {"druid", "avatica", "jdbc"}  # "auto", resolved
+
+
+def test_two_threads_on_one_connection_each_see_their_own_transport(conn, demo_tables) -> None:
+    """Thread A's druid statement stays open while the main thread runs an avatica one, then A finishes.
+
+    The interleaving is forced with events (no timing): A's progress callback holds A inside its statement
+    until the other query is done, which is exactly when a shared "last transport" would be overwritten.
+    """
+    sql = f"SELECT caseid FROM {demo_tables['cases']} ORDER BY caseid LIMIT 30"
+    conn.query("SELECT 1", transport="druid")  # both transports exist before the threads start
+    conn.query("SELECT 1", transport="avatica")
+    in_flight, other_done = threading.Event(), threading.Event()
+    answers: dict[str, object] = {}
+
+    def hold(rows: int) -> None:
+        in_flight.set()
+        if not other_done.wait(timeout=120):
+            raise AssertionError("the main thread's query never finished")
+
+    def run_a() -> None:
+        try:
+            answers["a"] = conn.fetch(sql, transport="druid", on_rows=hold)
+        except BaseException as exc:  # reported by the main thread
+            answers["a"] = exc
+            in_flight.set()
+
+    a = threading.Thread(target=run_a, name="query-a")
+    a.start()
+    try:
+        assert in_flight.wait(timeout=120), "thread A never started fetching"
+        b = conn.fetch(sql, transport="avatica")
+        frame_b = conn.query(sql, transport="avatica")
+    finally:
+        other_done.set()
+        a.join(timeout=120)
+    assert not a.is_alive()
+    got_a = answers["a"]
+    assert not isinstance(got_a, BaseException), got_a
+    assert (got_a.transport, got_a.frame.attrs["transport"]) == ("druid", "druid")
+    assert (b.transport, b.frame.attrs["transport"], frame_b.attrs["transport"]) == ("avatica",) * 3
+    pd.testing.assert_frame_equal(got_a.frame, b.frame)
+    assert not hasattr(conn, "last_transport")
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_multi_million_cell_result(conn, demo_tables, duck, transport) -> None:
     vertex = demo_tables["vertex"]
     sql = (

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import PMError, QueryCancelled, QueryError
+from ..errors import PMError, QueryCancelled, QueryError
 
 __all__ = ["Footer", "ProgressLine", "ResultView", "TextView", "format_error", "mark_position"]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["OPTION_NAMES", "TRANSPORTS", "USAGE", "ArgumentError", "MagicArgs", "parse_args"]
+from ..sql import TRANSPORTS
 
-TRANSPORTS = ("auto", "jdbc", "avatica", "druid")
+__all__ = ["OPTION_NAMES", "USAGE", "ArgumentError", "MagicArgs", "parse_args"]
 
 USAGE = """\
 %pmsql [options] [SQL]          line form: returns the DataFrame (df = %pmsql SELECT ...)
@@ -31,7 +31,7 @@ Connection:  --connect          (re)connect from PM_* env vars, .env or keyring
              --connection VAR   use the pm_notebook Connection held in VAR
              --project NAME|ID  choose the project behind {cases}, {vertex}, {edge}
 Query:       --limit N          fetch at most N rows (0 = all; default: %config PmSql.autolimit)
-             --transport T      auto | jdbc | avatica | druid
+             --transport T      <transports>
              --chunks N         stream: the result is an iterator of DataFrames of up to N rows
              --to-parquet PATH  write the whole result to a Parquet file
              --explain          show Druid's plan (EXPLAIN PLAN FOR ...)
@@ -40,7 +40,7 @@ Listings:    --tables           tables of the chosen project (or of every projec
 Other:       -v/--verbose       show the SQL sent and full tracebacks on errors
              -h/--help          this text
 Settings:    %config PmSql.autolimit = 1000 (also displaylimit, transport, verbose, progress)
-"""
+""".replace("<transports>", " | ".join(TRANSPORTS))  # the names come from the sql package only
 
 
 class ArgumentError(ValueError):

@@ -1,0 +1,282 @@
+"""The ``%pmsql`` line magic and the ``%%pmsql`` cell magic: parse, delegate, render.
+
+:mod:`.args` parses the line, :mod:`.template` fills ``{name}`` / ``:name``, :class:`.session.Session`
+picks the connection and project, :meth:`pm_notebook.Connection.fetch` runs the query (row cap, progress)
+and says which transport served it, :mod:`.display` renders. Service errors become a short IPython
+``UsageError`` here and only here (full traceback with ``--verbose``).
+
+Capture convention: ``%%pmsql -o df`` stores the DataFrame in ``df`` (and still displays it unless
+``--no-display``); the line form returns it: ``df = %pmsql SELECT ...``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import ChainMap
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
+from traitlets import Bool, Enum, Float, Int, TraitError, validate
+
+from ..connection import Connection
+from ..errors import PMError
+from ..sql import TRANSPORTS
+from . import completion
+from .args import USAGE, ArgumentError, MagicArgs, parse_args
+from .display import Footer, ProgressLine, ResultView, TextView, format_error
+from .projects import columns_frame, tables_frame
+from .session import Session
+from .template import TemplateError, render
+
+__all__ = ["PmSql"]
+
+_EXPLAIN = "EXPLAIN PLAN FOR "
+
+
+@dataclass
+class _Call:
+    """What one invocation sent, so an error can point into the query."""
+
+    sql: str | None = None
+    line_offset: int = 0
+    column_offset: int = 0
+
+
+@magics_class
+class PmSql(Magics):
+    """``%pmsql`` / ``%%pmsql``; its options are settable with ``%config PmSql.<option> = value``."""
+
+    #: the identifier of this magic's completion matcher (found again by ``%unload_ext``)
+    matcher_identifier = "pm_notebook.pmsql"
+
+    autolimit = Int(
+        0,
+        config=True,
+        help="Fetch at most this many rows per query (0 = no limit); --limit N overrides it for one query.",
+    )
+    displaylimit = Int(
+        20, config=True, help="Rows shown under a cell (the DataFrame keeps every row); 0 = all."
+    )
+    transport = Enum(
+        TRANSPORTS,
+        default_value=None,
+        allow_none=True,
+        config=True,
+        help="SQL transport for queries; None uses the connection's default.",
+    )
+    verbose = Bool(False, config=True, help="Show the SQL sent and full tracebacks on errors.")
+    progress = Bool(True, config=True, help="Show elapsed time and rows fetched for long queries.")
+    progress_delay = Float(1.0, config=True, help="Seconds a query runs before its progress line appears.")
+    chunk_rows = Int(10_000, config=True, help="Rows fetched per round trip while streaming a result.")
+
+    @validate("chunk_rows")
+    def _positive_chunk_rows(self, proposal: Any) -> int:
+        if proposal["value"] < 1:
+            raise TraitError(f"PmSql.chunk_rows must be a positive number of rows, got {proposal['value']}.")
+        return int(proposal["value"])
+
+    @validate("autolimit")
+    def _autolimit_not_negative(self, proposal: Any) -> int:
+        if proposal["value"] < 0:
+            value = proposal["value"]
+            raise TraitError(f"PmSql.autolimit must be 0 (no limit) or a number of rows, got {value}.")
+        return int(proposal["value"])
+
+    def __init__(self, shell: Any = None, session: Session | None = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        #: connection, project choice and completion caches (shareable with other magics of the shell)
+        self.session = session or Session()
+
+    @property
+    def _ipython(self) -> Any:
+        """The hosting shell (IPython types it optional; a registered magic always has one)."""
+        if self.shell is None:
+            raise RuntimeError("PmSql needs an IPython shell: load it with %load_ext pm_notebook.")
+        return self.shell
+
+    # --- entry point ---------------------------------------------------------------------------
+    @no_var_expand  # `{name}` is ours: IPython must not paste values into the SQL line
+    @needs_local_scope
+    @line_cell_magic
+    def pmsql(self, line: str, cell: str | None = None, local_ns: dict | None = None) -> Any:
+        """Run Druid SQL against the process-mining service; ``%pmsql --help`` lists the options."""
+        try:
+            args = parse_args(line, cell)
+        except ArgumentError as err:
+            raise UsageError(str(err)) from None
+        if args.help:
+            self._show(TextView(USAGE))
+            return None
+        if args.chunks and cell is not None and not args.output:
+            raise UsageError("--chunks streams an iterator of DataFrames: keep it with -o NAME.")
+        verbose = args.verbose or self.verbose
+        namespace = ChainMap(local_ns or {}, self._ipython.user_ns)
+        call = _Call()
+        try:
+            return self._run(args, namespace, call, line_form=cell is None, verbose=verbose)
+        except (PMError, TemplateError, KeyboardInterrupt) as err:
+            if verbose and not isinstance(err, KeyboardInterrupt):
+                raise
+            message = format_error(
+                err,
+                sql=call.sql,
+                line_offset=call.line_offset,
+                column_offset=call.column_offset,
+                verbose=verbose,
+            )
+            raise UsageError(message) from err
+
+    def complete(self, context: Any) -> dict:
+        """Complete table names, ``{cases}``-style shortcuts and column names inside ``%pmsql`` code."""
+        return completion.complete(context, self.session, magic="pmsql")
+
+    # --- steps ---------------------------------------------------------------------------------
+    def _run(
+        self, args: MagicArgs, ns: Mapping[str, Any], call: _Call, *, line_form: bool, verbose: bool
+    ) -> Any:
+        session = self.session
+        conn = session.connection(
+            ns, variable=args.connection, reconnect=args.connect, env_file=args.env_file
+        )
+        if args.project:
+            session.choose_project(conn, args.project)
+        if args.tables:
+            frame = tables_frame(*session.tables(conn))
+            return self._result(frame, args, line_form, started=None)
+        if args.columns is not None:
+            frame = columns_frame(session.table_columns(conn, args.columns))
+            return self._result(frame, args, line_form, started=None)
+        if not args.sql:
+            connected = not args.project or args.connect or args.env_file or args.connection
+            self._show(TextView(session.status(conn, connected=bool(connected))))
+            return None
+        return self._query(conn, args, ns, call, line_form=line_form, verbose=verbose)
+
+    def _query(
+        self,
+        conn: Connection,
+        args: MagicArgs,
+        ns: Mapping[str, Any],
+        call: _Call,
+        *,
+        line_form: bool,
+        verbose: bool,
+    ) -> Any:
+        rendered = render(args.sql, ns.__getitem__, identifier=lambda name: self.session.shortcut(conn, name))
+        call.sql = rendered.sql
+        sql = rendered.sql
+        if args.explain:
+            sql, call.column_offset = _EXPLAIN + sql, len(_EXPLAIN)
+        params = rendered.params or None
+        transport = args.transport or self.transport
+        if verbose:
+            names = ", ".join(f":{n}" for n in dict.fromkeys(rendered.param_names))
+            header = f"-- transport: {transport or 'default'}; parameters: {names or 'none'}"
+            self._show(TextView(f"{header}\n{sql}"))
+        started = time.monotonic()
+        if args.to_parquet:
+            rows = conn.to_parquet(sql, args.to_parquet, params, transport=transport)
+            if args.display:
+                elapsed = time.monotonic() - started
+                self._show(TextView(f"Wrote {rows:,} rows to {args.to_parquet} in {elapsed:.2f} s."))
+            return None
+        if args.chunks:
+            chunks = conn.query_chunks(sql, params, chunk_rows=args.chunks, transport=transport)
+            if args.output:
+                self._ipython.user_ns[args.output] = chunks
+                if args.display:
+                    self._show(
+                        TextView(
+                            f"{args.output} streams the result: `for frame in {args.output}: "
+                            f"...` gives DataFrames of up to {args.chunks:,} rows."
+                        )
+                    )
+                return None
+            return chunks
+        limit = args.limit if args.limit is not None else self.autolimit
+        progress = None
+        if self.progress:
+            progress = ProgressLine(self._progress_display(), delay=self.progress_delay)
+        try:
+            fetched = conn.fetch(
+                sql,
+                params,
+                transport=transport,
+                limit=limit,
+                on_rows=progress.rows if progress else None,
+                batch_rows=self.chunk_rows,
+            )
+        finally:
+            if progress:
+                progress.stop()
+        frame = fetched.frame
+        if args.explain:
+            plan = "\n".join(str(v) for v in frame.iloc[:, 0]) if len(frame.columns) else ""
+            if args.display:
+                self._show(TextView(plan))
+            return self._keep(frame, args, line_form)
+        return self._result(
+            frame,
+            args,
+            line_form,
+            started=started,
+            limit=limit if fetched.truncated else None,
+            transport=fetched.transport,
+        )
+
+    def _result(
+        self,
+        frame: Any,
+        args: MagicArgs,
+        line_form: bool,
+        *,
+        started: float | None,
+        limit: int | None = None,
+        transport: str | None = None,
+    ) -> Any:
+        if args.display and (args.output or not line_form):
+            elapsed = time.monotonic() - started if started is not None else 0.0
+            footer = Footer(
+                rows=len(frame),
+                columns=len(frame.columns),
+                elapsed=elapsed,
+                transport=transport if started is not None else None,
+                limit=limit,
+            )
+            self._show(ResultView(frame, footer, displaylimit=self.displaylimit))
+        return self._keep(frame, args, line_form)
+
+    def _keep(self, frame: Any, args: MagicArgs, line_form: bool) -> Any:
+        if args.output:
+            self._ipython.user_ns[args.output] = frame
+            return None
+        return frame if line_form else None
+
+    # --- display -------------------------------------------------------------------------------
+    def _show(self, obj: Any, *, display_id: str | None = None, update: bool = False) -> None:
+        """Publish *obj* through this shell (not the global singleton), so any shell can host the magic."""
+        data, metadata = self._ipython.display_formatter.format(obj)
+        if display_id is None:
+            self._ipython.display_pub.publish(data, metadata)
+        else:
+            transient = {"display_id": display_id}
+            self._ipython.display_pub.publish(data, metadata, transient=transient, update=update)
+
+    def _progress_display(self) -> Callable[[str], None]:
+        display_id = uuid.uuid4().hex
+        shown = False
+
+        def show(text: str) -> None:
+            nonlocal shown
+            self._show(TextView(text), display_id=display_id, update=shown)
+            shown = True
+
+        return show
+
+
+# `%pmsql?` shows the docstring: make it the full option list.
+PmSql.pmsql.__doc__ = f"{PmSql.pmsql.__doc__}\n\n{USAGE}"

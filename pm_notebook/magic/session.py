@@ -1,0 +1,152 @@
+"""What the magics of one shell remember between cells: the connection, the chosen project, completion caches.
+
+The connection itself is the notebook's current one (:mod:`pm_notebook._context`, shared with the widgets);
+a :class:`Session` adds what only the magics need, so another magic of the same shell can share it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .. import _context
+from .._models import Column, Table
+from ..config import ENV_VARS
+from ..connection import Connection, connect
+from ..errors import ConfigurationError
+from .projects import SHORTCUTS, ProjectChoice, pick_project, table_for
+
+__all__ = ["Session"]
+
+logger = logging.getLogger(__name__)
+
+
+class Session:
+    """The magics' state for one shell (no IPython here: plain values in, plain values out)."""
+
+    def __init__(self) -> None:
+        self._owned: Connection | None = None  # the connection a magic opened (closed when replaced)
+        self._choice: ProjectChoice | None = None
+        #: completion cache: table name -> column names
+        self.columns: dict[str, list[str]] = {}
+        #: completion cache: the tables of the chosen project, or of the last workgroup-wide listing
+        self.tables_seen: list[Table] = []
+
+    # --- the connection -------------------------------------------------------------------------------
+    def connection(
+        self,
+        ns: Mapping[str, Any],
+        *,
+        variable: str | None = None,
+        reconnect: bool = False,
+        env_file: str | None = None,
+    ) -> Connection:
+        """The connection to use: the one held in *variable*, a new one, or the current one (made if none).
+
+        :param variable: ``--connection VAR``: a Python variable of *ns* holding a Connection.
+        :param reconnect: ``--connect``: connect anew from ``PM_*`` variables, ``.env`` or the keyring.
+        :param env_file: ``--env-file PATH``: connect anew with that file's values.
+        """
+        if variable:
+            if variable not in ns:
+                raise ConfigurationError(
+                    f"--connection {variable}: no Python variable of that name.",
+                    hint="Create it with conn = pm_notebook.connect(...).",
+                )
+            conn = ns[variable]
+            if not isinstance(conn, Connection):
+                raise ConfigurationError(
+                    f"--connection {variable}: expected a pm_notebook Connection, "
+                    f"got a {type(conn).__name__}.",
+                    hint="Create it with pm_notebook.connect(...).",
+                )
+            self.adopt(conn, owned=False)
+            return conn
+        if reconnect or env_file:
+            self.adopt(connect(**_env_file_values(env_file)), owned=True)
+        current = _context.get_current()
+        if current is None:
+            current = connect()
+            self.adopt(current, owned=True)
+        return current
+
+    def adopt(self, conn: Connection, *, owned: bool) -> None:
+        """Make *conn* current; close the connection a magic opened before, if it is being replaced."""
+        previous = self._owned
+        if previous is not None and previous is not conn:
+            try:
+                previous.close()
+            except Exception:  # closing the old connection must not block using the new one
+                logger.debug("closing the previous %%pmsql connection failed", exc_info=True)
+        self._owned = conn if owned else None
+        _context.set_current(conn)
+
+    # --- the project -------------------------------------------------------------------------------------
+    def choice(self, conn: Connection) -> ProjectChoice | None:
+        """The project chosen for *conn* (a choice made on another connection does not apply)."""
+        return self._choice if self._choice is not None and self._choice.conn is conn else None
+
+    def choose_project(self, conn: Connection, wanted: str) -> None:
+        """``--project NAME|ID``: choose the project behind ``{cases}``, ``{vertex}``, ``{edge}``."""
+        project = pick_project(conn.projects(), wanted)
+        tables = conn.tables(project)
+        self._choice = ProjectChoice(conn=conn, project=project, tables=tables)
+        self.tables_seen = list(tables)
+
+    def shortcut(self, conn: Connection, name: str) -> str | None:
+        """The quoted table behind ``{name}`` when *name* is a shortcut and a project is chosen; else None."""
+        choice = self.choice(conn)
+        if name not in SHORTCUTS or choice is None:
+            return None
+        table = choice.table(name)
+        if table is None:
+            raise ConfigurationError(f"{{{name}}}: project {choice.project.name!r} has no {name} table.")
+        return table.sql_name
+
+    def status(self, conn: Connection, *, connected: bool) -> str:
+        """What ``%pmsql`` with no SQL says: the service connected to and the chosen project's shortcuts."""
+        lines = [f"Connected to {conn.settings.base_url}."] if connected else []
+        choice = self.choice(conn)
+        if choice is not None:
+            p = choice.project
+            names = ", ".join(f"{{{k}}} = {t.sql_name}" for k, t in choice.shortcuts().items())
+            lines.append(f"Project {p.name!r} ({p.id}): {names or 'no tables yet'}.")
+        return "\n".join(lines)
+
+    # --- listings ----------------------------------------------------------------------------------------
+    def tables(self, conn: Connection) -> tuple[list[Table], dict[str, Any]]:
+        """The tables ``--tables`` lists (the chosen project's, else every project's) and their projects."""
+        choice = self.choice(conn)
+        if choice is not None:
+            return list(choice.tables), {choice.project.id: choice.project}
+        projects = {p.id: p for p in conn.projects()}
+        tables = [t for p in projects.values() for t in conn.tables(p)]
+        self.tables_seen = tables
+        return tables, projects
+
+    def table_columns(self, conn: Connection, wanted: str) -> list[Column]:
+        """The columns ``--columns WANTED`` lists (a table name, or a shortcut of the chosen project)."""
+        table = table_for(wanted, self.choice(conn))
+        columns = conn.columns(table)
+        self.columns[getattr(table, "name", table)] = [c.name for c in columns]
+        return columns
+
+
+def _env_file_values(path: str | None) -> dict[str, str]:
+    """``connect()`` arguments from a ``.env`` file, so that its values win over the process's PM_*."""
+    if path is None:
+        return {}
+    if not Path(path).is_file():
+        raise ConfigurationError(
+            f"--env-file {path}: no such file.",
+            hint="Give the path of a .env file with PM_BASE_URL, PM_CLIENT_ID, ...",
+        )
+    from dotenv import dotenv_values
+
+    found = dotenv_values(path)
+    values = {arg: value for arg, var in ENV_VARS.items() if (value := found.get(var))}
+    if not values:
+        raise ConfigurationError(f"--env-file {path}: it sets none of {', '.join(ENV_VARS.values())}.")
+    return {**values, "env_file": path}
