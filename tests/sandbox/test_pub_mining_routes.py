@@ -334,6 +334,12 @@ def test_every_documented_lookup_is_listed_queryable_and_in_information_schema(s
                 assert row["n"] == row["cases"] and row["same_name"] == row["n"]
 
 
+def test_lookup_usage_examples_run_as_druid_sql(sandbox, tokens, delivery):
+    for key, pid in (("demo", sandbox.workgroups["demo"].project_ids[0]), ("second", delivery)):
+        for lookup in get(sandbox, f"/lookups/{pid}", tokens[key]).json():
+            assert druid(sandbox, key, lookup["usage"]), lookup["usage"]
+
+
 def test_outdated_versions_are_earlier_states_of_their_cases(sandbox, delivery):
     rows = druid(
         sandbox,

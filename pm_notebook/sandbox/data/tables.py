@@ -268,7 +268,8 @@ def _lookup_docs(pid: str) -> dict[str, LookupDoc]:
     table = '"' + pid.replace('"', '""') + '"'
     variant = LookupDoc(
         "Model-variant name by graphkey (Variant 1 is the most frequent).",
-        f"SELECT LOOKUP(graphkey, '{pid}_variant_name') AS variant, COUNT(*) FROM {table} GROUP BY 1",
+        f"SELECT LOOKUP(graphkey, '{pid}_variant_name') AS variant, COUNT(*) AS cases FROM {table} "
+        f"GROUP BY LOOKUP(graphkey, '{pid}_variant_name')",
     )
     return {
         f"{pid}_variant_name": variant,
