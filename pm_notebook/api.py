@@ -49,7 +49,7 @@ logger = logging.getLogger(__name__)
 
 
 def to_frame(records: Iterable[Any], record_type: type | None = None) -> pd.DataFrame:
-    """A DataFrame with one row per record (``Project``, ``Table``, ``Workgroup``, ``Column`` or mapping).
+    """A DataFrame with one row per record (``Project``, ``Table``, ``Variant``, ``MappingInfo``, ...).
 
     Columns follow the fields of the first record; a single record gives a one-row frame.
 
