@@ -10,7 +10,17 @@ In a notebook: ``%load_ext pm_notebook`` then ``%%pmsql``.
 from __future__ import annotations
 
 from . import errors as _errors
-from ._models import Column, Project, Table, Workgroup
+from ._models import (
+    Column,
+    ColumnMapping,
+    GraphInstance,
+    MappingInfo,
+    ProcessGraph,
+    Project,
+    Table,
+    Variant,
+    Workgroup,
+)
 from ._version import __version__
 from .connection import Connection, connect
 from .errors import (
@@ -35,14 +45,18 @@ __all__ = [
     "AuthenticationError",
     "ClosedError",
     "Column",
+    "ColumnMapping",
     "ConfigurationError",
     "Connection",
     "DriverError",
+    "GraphInstance",
     "HTTPError",
     "LicenceError",
+    "MappingInfo",
     "NotFound",
     "PMError",
     "PermissionDenied",
+    "ProcessGraph",
     "Project",
     "QueryCancelled",
     "QueryError",
@@ -51,6 +65,7 @@ __all__ = [
     "Table",
     "TokenRejected",
     "TransportError",
+    "Variant",
     "Workgroup",
     "__version__",
     "connect",

@@ -1,7 +1,11 @@
 """``RestClient``: the public REST API (``{base_url}/pub``) as typed results.
 
 Routes used (service model §3.2): ``GET /projects`` (project ids), ``GET /projects/{id}`` (details),
-``GET /datasources/{id}`` (the project's tables) and ``GET /workgroups/{client_id}``.
+``GET /datasources/{id}`` (the project's tables), ``GET /workgroups/{client_id}``, and per project
+``/project/{id}/variants`` and ``/completedCases`` (paged: every page is fetched for the caller),
+``/graph``, ``/graphInstance``, ``/column-mapping-exists``, ``/column-mapping`` and ``/mappingInfos``.
+The envelopes of the paged routes are not public (see ``docs/sandbox-data.md``), so their parsing
+accepts the sandbox's ``{"totalItems", "<items>"}`` as well as a bare list or another list key.
 :func:`to_frame` turns any list of results into a pandas DataFrame.
 """
 
@@ -16,9 +20,23 @@ from urllib.parse import quote
 import requests
 
 from . import _http
-from ._models import Project, Table, Workgroup
+from ._models import (
+    ColumnMapping,
+    EdgeInstance,
+    GraphEdge,
+    GraphInstance,
+    GraphVertex,
+    MappedColumn,
+    MappingInfo,
+    ProcessGraph,
+    Project,
+    Table,
+    Variant,
+    VertexInstance,
+    Workgroup,
+)
 from .auth import BearerAuth, TokenProvider
-from .errors import HTTPError
+from .errors import ConfigurationError, HTTPError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -31,7 +49,7 @@ logger = logging.getLogger(__name__)
 
 
 def to_frame(records: Iterable[Any], record_type: type | None = None) -> pd.DataFrame:
-    """A DataFrame with one row per record (``Project``, ``Table``, ``Workgroup``, ``Column`` or mapping).
+    """A DataFrame with one row per record (``Project``, ``Table``, ``Variant``, ``MappingInfo``, ...).
 
     Columns follow the fields of the first record; a single record gives a one-row frame.
 
@@ -96,13 +114,22 @@ class RestClient:
     def __repr__(self) -> str:
         return f"<RestClient {self._settings.api_url}>"
 
-    def _get(self, path: str, *, what: str, not_found: Any = None) -> Any:
-        url = self._settings.api_url + path
-        response = _http.send(
-            self._session, "GET", url, timeout=self._settings.timeout, what=what, auth=self._auth
-        )
+    def _get(self, path: str, *, what: str, not_found: Any = None, params: Any = None) -> Any:
+        response = self._send(path, what=what, params=params)
         _http.raise_for_status(response, what=what, not_found=not_found)
         return _http.json_body(response, what=what)
+
+    def _send(self, path: str, *, what: str, params: Any = None) -> requests.Response:
+        url = self._settings.api_url + path
+        return _http.send(
+            self._session,
+            "GET",
+            url,
+            timeout=self._settings.timeout,
+            what=what,
+            auth=self._auth,
+            params=params,
+        )
 
     def _unknown_project(self, pid: str) -> tuple[str, str]:
         return (
@@ -196,12 +223,343 @@ class RestClient:
             extra={k: v for k, v in data.items() if k not in known},
         )
 
+    # --- variants, completed cases, graphs, column mapping -------------------------------------
+    def _project_route(self, project: Project | str, route: str) -> tuple[str, str]:
+        pid = _project_id(project)
+        return pid, f"/project/{quote(pid, safe='')}/{route}"
+
+    def _pages(
+        self,
+        path: str,
+        params: dict[str, Any],
+        *,
+        what: str,
+        keys: tuple[str, ...],
+        pid: str,
+        page_size: int,
+        check: Any = None,
+    ) -> list[Any]:
+        """Every item of a paged route, fetching ``pageIndex`` 1, 2, ... until the last page.
+
+        :param check: called with each raw response before the status check; may raise a specific error.
+        """
+        if not isinstance(page_size, int) or isinstance(page_size, bool) or page_size < 1:
+            raise ConfigurationError(f"page_size must be a positive integer, got {page_size!r}.")
+        items: list[Any] = []
+        previous: list[Any] | None = None
+        page = 1
+        while True:
+            response = self._send(path, what=what, params={**params, "pageIndex": page, "limit": page_size})
+            if check is not None:
+                check(response)
+            _http.raise_for_status(response, what=what, not_found=lambda: self._unknown_project(pid))
+            data = _http.json_body(response, what=what)
+            got, total = _page_items(data, keys)
+            if got is None:
+                raise self._shape_error(what, f"a page of items ({' / '.join(keys)})", data)
+            if got and got == previous:  # a service ignoring pageIndex would repeat itself forever
+                return items
+            items.extend(got)
+            if not got or len(got) < page_size or (total is not None and len(items) >= total):
+                return items
+            previous, page = got, page + 1
+
+    def variants(
+        self, project: Project | str, *, search: str | None = None, page_size: int = 500
+    ) -> list[Variant]:
+        """Every model variant of *project*, most frequent first (all pages of ``GET .../variants``).
+
+        :param search: keep the variants whose name contains this text (the service's ``search``).
+        :param page_size: variants per request.
+        :raises NotFound: the project does not exist or this workgroup may not see it.
+        """
+        pid, path = self._project_route(project, "variants")
+        params: dict[str, Any] = {"projectId": pid}
+        if search is not None:
+            params["search"] = str(search)
+        what = f"variants of project {pid}"
+        raw = self._pages(path, params, what=what, keys=("variants",), pid=pid, page_size=page_size)
+        out = []
+        for item in raw:
+            if not isinstance(item, Mapping):
+                raise self._shape_error(what, "variant objects", item)
+            count = _first(item, "occurrences", "occurrence", "count", "casesCount", "nbOccurrences")
+            out.append(
+                Variant(
+                    id=_text(item, "id", "graphkey", "variantId") or "",
+                    name=_text(item, "name"),
+                    occurrences=int(count) if isinstance(count, (int, float)) else None,
+                    project_id=pid,
+                )
+            )
+        return out
+
+    def completed_cases(
+        self, project: Project | str, *, search: str | None = None, page_size: int = 1000
+    ) -> list[str]:
+        """The ids of *project*'s completed cases (all pages of ``GET .../completedCases``).
+
+        :param search: keep the case ids containing this text (the service's ``searchCaseId``).
+        :raises HTTPError: the project has no END CASE business rule (the service cannot tell which
+            cases are complete), with a hint on setting one.
+        :raises NotFound: the project does not exist or this workgroup may not see it.
+        """
+        pid, path = self._project_route(project, "completedCases")
+        params: dict[str, Any] = {"projectId": pid}
+        if search is not None:
+            params["searchCaseId"] = str(search)
+        what = f"completed cases of project {pid}"
+
+        def no_end_case_rule(response: requests.Response) -> None:
+            # The service answers this case with a body that is not JSON (its KNIME nodes rely on that).
+            if response.status_code != 404 and "END CASE" in response.text[:500] and _not_json(response):
+                raise HTTPError(
+                    f"{what}: the service cannot list completed cases: {response.text.strip()[:200]!r}.",
+                    status=response.status_code,
+                    body=response.text,
+                    hint="Set an END CASE business rule in the project's settings (it defines which cases "
+                    "are complete), and check that the project's filters do not remove every case end.",
+                    url=response.url,
+                )
+
+        raw = self._pages(
+            path,
+            params,
+            what=what,
+            keys=("caseIds", "cases"),
+            pid=pid,
+            page_size=page_size,
+            check=no_end_case_rule,
+        )
+        out = []
+        for item in raw:
+            value = _text(item, "caseId", "caseid", "id") if isinstance(item, Mapping) else item
+            if not isinstance(value, (str, int)):
+                raise self._shape_error(what, "case ids", item)
+            out.append(str(value))
+        return out
+
+    def graph(self, project: Project | str, mode: str = "simplified") -> ProcessGraph:
+        """*project*'s model graph (``GET .../graph?mode=``): ``"simplified"`` or ``"gateways"``.
+
+        :raises ConfigurationError: *mode* is neither.
+        :raises NotFound: the project does not exist or this workgroup may not see it.
+        """
+        if mode not in ("simplified", "gateways"):
+            raise ConfigurationError(f"graph mode must be 'simplified' or 'gateways', got {mode!r}.")
+        pid, path = self._project_route(project, "graph")
+        what = f"graph of project {pid}"
+        data = self._get(path, what=what, not_found=lambda: self._unknown_project(pid), params={"mode": mode})
+        if not isinstance(data, Mapping) or not isinstance(data.get("vertices"), list):
+            raise self._shape_error(what, "a JSON object with vertices and edges", data)
+        vertices = tuple(
+            GraphVertex(id=str(v["id"]), name=_text(v, "name"), category=_text(v, "category"))
+            for v in data["vertices"]
+            if isinstance(v, Mapping) and "id" in v
+        )
+        edges = tuple(
+            GraphEdge(id=_text(e, "id"), source=str(e["source"]), destination=str(e["destination"]))
+            for e in data.get("edges") or []
+            if isinstance(e, Mapping) and "source" in e and "destination" in e
+        )
+        return ProcessGraph(project_id=pid, mode=mode, vertices=vertices, edges=edges)
+
+    def graph_instance(self, project: Project | str, process_key: str) -> GraphInstance:
+        """One process variant's instance graph (``GET .../graphInstance?processId=<processkey>``).
+
+        :raises NotFound: no such project, or no such process key in it.
+        """
+        if not isinstance(process_key, str) or not process_key.strip():
+            raise ConfigurationError(
+                f"process_key must be a non-empty processkey string, got {process_key!r}; "
+                'find them with SELECT DISTINCT processkey FROM "<project id>".'
+            )
+        pid, path = self._project_route(project, "graphInstance")
+        what = f"instance graph of process {process_key} in project {pid}"
+
+        def not_found() -> tuple[str, str]:
+            return (
+                f"Process {process_key!r} was not found in project {pid!r} (or the project is not visible).",
+                'List the process keys with SELECT DISTINCT processkey FROM "<project id>".',
+            )
+
+        data = self._get(path, what=what, not_found=not_found, params={"processId": process_key})
+        if not isinstance(data, Mapping) or not isinstance(data.get("vertexInstances"), list):
+            raise self._shape_error(what, "a JSON object with vertexInstances and edgeInstances", data)
+        vertices = tuple(
+            VertexInstance(
+                id=str(v.get("id")),
+                name=_text(v, "name"),
+                event_instance=_int(v.get("eventInstance")),
+                concurrent=tuple(
+                    (_text(c, "name"), _int(c.get("eventInstance")))
+                    for c in v.get("concurrentVertices") or []
+                    if isinstance(c, Mapping)
+                ),
+            )
+            for v in data["vertexInstances"]
+            if isinstance(v, Mapping)
+        )
+        edges = []
+        for e in data.get("edgeInstances") or []:
+            src, dst = (e.get("source"), e.get("destination")) if isinstance(e, Mapping) else (None, None)
+            if not isinstance(src, Mapping) or not isinstance(dst, Mapping):
+                raise self._shape_error(what, "edge instances with source and destination objects", e)
+            edges.append(
+                EdgeInstance(
+                    source_id=str(src.get("id")),
+                    source_name=_text(src, "name"),
+                    source_event=_int(src.get("eventInstance")),
+                    destination_id=str(dst.get("id")),
+                    destination_name=_text(dst, "name"),
+                    destination_event=_int(dst.get("eventInstance")),
+                )
+            )
+        rate = data.get("concurrencyRate")
+        return GraphInstance(
+            project_id=pid,
+            process_key=process_key,
+            vertices=vertices,
+            edges=tuple(edges),
+            rework_total=_int(data.get("reworkTotal")),
+            concurrency_rate=float(rate) if isinstance(rate, (int, float)) else None,
+        )
+
+    def column_mapping_exists(self, project: Project | str) -> bool:
+        """Whether *project* has a column mapping (``GET .../column-mapping-exists``)."""
+        pid, path = self._project_route(project, "column-mapping-exists")
+        what = f"column mapping of project {pid}"
+        data = self._get(path, what=what, not_found=lambda: self._unknown_project(pid))
+        if not isinstance(data, Mapping) or not isinstance(data.get("exists"), bool):
+            raise self._shape_error(what, '{"exists": true|false}', data)
+        return data["exists"]
+
+    def column_mapping(self, project: Project | str) -> ColumnMapping:
+        """*project*'s column mapping (``GET .../column-mapping``), columns in source-file order.
+
+        :raises NotFound: no such project, or it has no column mapping yet.
+        """
+        pid, path = self._project_route(project, "column-mapping")
+        what = f"column mapping of project {pid}"
+        data = self._get(path, what=what, not_found=lambda: self._no_mapping(pid))
+        if not isinstance(data, Mapping):
+            raise self._shape_error(what, "a JSON object", data)
+        columns = []
+        roles = {"caseId": "case_id", "activity": "activity", "dateColumn": "time", "otherDateColumn": "time"}
+        for key, value in data.items():
+            if key in roles and isinstance(value, Mapping):
+                columns.append(
+                    MappedColumn(
+                        kind=roles[key],
+                        index=_int(value.get("columnIndex")),
+                        name=_text(value, "name") or key,
+                        time_format=_text(value, "format"),
+                    )
+                )
+            elif key in ("dimensions", "metrics") and isinstance(value, list):
+                columns.extend(_mapped(item, key[:-1]) for item in value if isinstance(item, Mapping))
+        columns.sort(key=lambda c: (c.index is None, c.index or 0))
+        return ColumnMapping(project_id=pid, columns=tuple(columns))
+
+    def mapping_infos(self, project: Project | str) -> list[MappingInfo]:
+        """Each dimension and metric of *project* with its Druid column (``GET .../mappingInfos``).
+
+        Use ``database_column_name`` in SQL: current projects name mapped columns like
+        ``detail_7_lpkr_destination``, older ones ``destination_lpkr``.
+
+        :raises NotFound: no such project, or it has no column mapping yet.
+        """
+        pid, path = self._project_route(project, "mappingInfos")
+        what = f"mapping infos of project {pid}"
+        data = self._get(path, what=what, not_found=lambda: self._no_mapping(pid))
+        if not isinstance(data, Mapping):
+            raise self._shape_error(what, "a JSON object of categories", data)
+        out = []
+        for category, items in data.items():
+            if not isinstance(items, list):
+                continue
+            for item in items:
+                if not isinstance(item, Mapping) or not item.get("databaseColumnName"):
+                    raise self._shape_error(what, "items with name and databaseColumnName", item)
+                scope = item.get("isCaseScope")
+                out.append(
+                    MappingInfo(
+                        name=_text(item, "name") or str(item["databaseColumnName"]),
+                        database_column_name=str(item["databaseColumnName"]),
+                        category=str(category).removesuffix("s"),
+                        column_index=_int(item.get("columnIndex")),
+                        aggregation=_text(item, "aggregation"),
+                        case_scope=scope if isinstance(scope, bool) else None,
+                        unit=_text(item, "unit"),
+                    )
+                )
+        return out
+
+    def _no_mapping(self, pid: str) -> tuple[str, str]:
+        return (
+            f"Project {pid!r} has no column mapping, was not found, or workgroup "
+            f"{self._settings.client_id!r} may not see it.",
+            "Check conn.projects(); a new project gets its column mapping with its first file.",
+        )
+
     def _shape_error(self, what: str, expected: str, data: Any) -> HTTPError:
         return HTTPError(
             f"{what}: expected {expected} from {self._settings.api_url}, got {type(data).__name__}.",
             hint="Check that base_url points to the process-mining API.",
             url=self._settings.api_url,
         )
+
+
+def _first(data: Mapping[str, Any], *keys: str) -> Any:
+    return next((data[k] for k in keys if data.get(k) is not None), None)
+
+
+def _int(value: Any) -> int | None:
+    """An int from a JSON number or numeric string (the SDK's own samples quote column indexes)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def _not_json(response: requests.Response) -> bool:
+    try:
+        response.json()
+    except ValueError:
+        return True
+    return False
+
+
+def _page_items(data: Any, keys: tuple[str, ...]) -> tuple[list[Any] | None, int | None]:
+    """``(items, total)`` of one page: a bare list, or an object holding one of *keys* (or one list)."""
+    if isinstance(data, list):
+        return data, None
+    if not isinstance(data, Mapping):
+        return None, None
+    total = _first(data, "totalItems", "total", "totalElements")
+    total = total if isinstance(total, int) and not isinstance(total, bool) else None
+    for key in (*keys, "content", "items", "data"):
+        if isinstance(data.get(key), list):
+            return data[key], total
+    lists = [v for v in data.values() if isinstance(v, list)]
+    return (lists[0], total) if len(lists) == 1 else (None, None)
+
+
+def _mapped(item: Mapping[str, Any], kind: str) -> MappedColumn:
+    scope = item.get("isCaseScope")
+    return MappedColumn(
+        kind=kind,
+        index=_int(item.get("columnIndex")),
+        name=_text(item, "name"),
+        aggregation=_text(item, "aggregation", "caseAggregation"),
+        case_scope=scope if isinstance(scope, bool) else None,
+        unit=_text(item, "unit"),
+    )
 
 
 def _kind(value: Any) -> str:

@@ -8,7 +8,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import _http, frames, sql
-from ._models import Column, Project, Table, Workgroup
+from ._models import (
+    Column,
+    ColumnMapping,
+    GraphInstance,
+    MappingInfo,
+    ProcessGraph,
+    Project,
+    Table,
+    Variant,
+    Workgroup,
+)
 from ._secret import Secret
 from .api import RestClient
 from .auth import TokenProvider
@@ -104,6 +114,50 @@ class Connection:
         """The workgroup's metadata (name, validity dates, ...)."""
         self._check_open()
         return self.rest.workgroup()
+
+    def variants(self, project: Project | str, *, search: str | None = None) -> list[Variant]:
+        """Every model variant of *project* (id = graphkey, name, occurrences), most frequent first.
+
+        All pages are fetched; ``to_frame(conn.variants(p))`` gives a DataFrame.
+
+        :param search: keep the variants whose name contains this text.
+        """
+        self._check_open()
+        return self.rest.variants(project, search=search)
+
+    def completed_cases(self, project: Project | str, *, search: str | None = None) -> list[str]:
+        """The ids of *project*'s completed cases under its END CASE rule (all pages).
+
+        :param search: keep the case ids containing this text.
+        :raises HTTPError: the project has no END CASE rule (the hint says how to set one).
+        """
+        self._check_open()
+        return self.rest.completed_cases(project, search=search)
+
+    def graph(self, project: Project | str, mode: str = "simplified") -> ProcessGraph:
+        """*project*'s model graph; *mode* ``"simplified"`` (tasks, START, END) or ``"gateways"``."""
+        self._check_open()
+        return self.rest.graph(project, mode)
+
+    def graph_instance(self, project: Project | str, process_key: str) -> GraphInstance:
+        """The instance graph of one process variant (a ``processkey`` of the cases table)."""
+        self._check_open()
+        return self.rest.graph_instance(project, process_key)
+
+    def column_mapping(self, project: Project | str) -> ColumnMapping:
+        """*project*'s column mapping: case id, activity, time, dimension and metric columns of its files."""
+        self._check_open()
+        return self.rest.column_mapping(project)
+
+    def mapping_infos(self, project: Project | str) -> list[MappingInfo]:
+        """Each dimension and metric of *project* with the Druid column that holds it."""
+        self._check_open()
+        return self.rest.mapping_infos(project)
+
+    def column_names(self, project: Project | str) -> dict[str, str]:
+        """The user's dimension/metric names → their Druid columns, e.g. ``{"Destination":
+        "detail_7_lpkr_destination"}``: write SQL with these, never with guessed short names."""
+        return {m.name: m.database_column_name for m in self.mapping_infos(project)}
 
     def close(self) -> None:
         """Release the HTTP connections (and, once opened, the SQL transports); calling it twice is fine."""

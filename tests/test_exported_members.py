@@ -42,5 +42,18 @@ def test_public_callables_have_docstrings() -> None:
         obj = getattr(pm_notebook, name)
         if callable(obj):
             assert inspect.getdoc(obj), name
-    for name in ("projects", "project", "tables", "workgroup", "close"):
+    for name in (
+        "projects",
+        "project",
+        "tables",
+        "workgroup",
+        "variants",
+        "completed_cases",
+        "graph",
+        "graph_instance",
+        "column_mapping",
+        "mapping_infos",
+        "column_names",
+        "close",
+    ):
         assert inspect.getdoc(getattr(pm_notebook.Connection, name)), name

@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import pub_api
@@ -45,7 +45,9 @@ def create_app(
     app.state.sql_port = sql_port
 
     @app.exception_handler(SandboxHTTPError)
-    async def _render(request: Request, exc: SandboxHTTPError) -> JSONResponse:
+    async def _render(request: Request, exc: SandboxHTTPError) -> Response:
+        if isinstance(exc.body, str):
+            return PlainTextResponse(exc.body, status_code=exc.status, headers=exc.headers)
         return JSONResponse(exc.body, status_code=exc.status, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)

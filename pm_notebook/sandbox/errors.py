@@ -6,13 +6,13 @@ Handlers just ``raise``; :func:`pm_notebook.sandbox.app.create_app` renders ever
 
 from __future__ import annotations
 
-__all__ = ["ApiError", "OAuthError", "SandboxHTTPError"]
+__all__ = ["ApiError", "OAuthError", "PlainTextError", "SandboxHTTPError"]
 
 
 class SandboxHTTPError(Exception):
-    """An error response: ``status``, a JSON-serialisable ``body`` and extra ``headers``."""
+    """An error response: ``status``, a JSON-serialisable ``body`` (or plain text) and extra ``headers``."""
 
-    def __init__(self, status: int, body: dict, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, status: int, body: dict | str, headers: dict[str, str] | None = None) -> None:
         super().__init__(f"{status} {body}")
         self.status = status
         self.body = body
@@ -49,3 +49,12 @@ class ApiError(SandboxHTTPError):
             {"status": status, "error": error or self._REASONS.get(status, "Error"), "message": message},
             headers,
         )
+
+
+class PlainTextError(SandboxHTTPError):
+    """An error whose body is plain text, not JSON: the service answers some failures that way (the
+    completed-cases route without an END CASE rule, which the vendor's KNIME nodes detect by the
+    body failing to parse as JSON)."""
+
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(status, text)

@@ -3,6 +3,9 @@
 Every route authenticates the bearer token (401), then checks the workgroup's public-API licence
 (403), then resolves the project *within the caller's workgroup only*: an unknown project and another
 workgroup's project are the same 404, so a workgroup never learns that someone else's project exists.
+
+Which shapes are confirmed by public material and which are inferred is listed in
+``docs/sandbox-data.md``. Paged routes (``variants``, ``completedCases``) count ``pageIndex`` from 1.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from .._models import table_kind
 from .data.store import ProjectRecord, WorkgroupRecord
-from .errors import ApiError
+from .errors import ApiError, PlainTextError
 from .oidc import IdentityProvider
 
 __all__ = ["API_VERSION", "router"]
@@ -92,6 +95,89 @@ class Graph(BaseModel):
     edges: list[GraphEdge]
 
 
+class Variant(BaseModel):
+    """A model variant (graphkey) with its name and how many current cases follow it."""
+
+    id: str = Field(description="the variant's graphkey")
+    name: str
+    occurrences: int
+
+
+class VariantPage(BaseModel):
+    totalItems: int  # noqa: N815
+    variants: list[Variant]
+
+
+class CompletedCasesPage(BaseModel):
+    totalItems: int  # noqa: N815
+    caseIds: list[str]  # noqa: N815
+
+
+class ConcurrentVertex(BaseModel):
+    name: str
+    eventInstance: int  # noqa: N815
+
+
+class VertexInstance(BaseModel):
+    id: str
+    name: str
+    eventInstance: int  # noqa: N815
+    concurrentVertices: list[ConcurrentVertex] | None = None  # noqa: N815
+
+
+class InstanceRef(BaseModel):
+    id: str
+    name: str
+    eventInstance: int  # noqa: N815
+
+
+class EdgeInstance(BaseModel):
+    source: InstanceRef
+    destination: InstanceRef
+
+
+class GraphInstance(BaseModel):
+    """One process variant (processkey) as an instance graph: every task execution, in order."""
+
+    vertexInstances: list[VertexInstance]  # noqa: N815
+    edgeInstances: list[EdgeInstance]  # noqa: N815
+    reworkTotal: int  # noqa: N815
+    concurrencyRate: float  # noqa: N815
+
+
+class ColumnRef(BaseModel):
+    columnIndex: int  # noqa: N815
+    format: str | None = None
+
+
+class MappedColumn(BaseModel):
+    name: str
+    columnIndex: int  # noqa: N815
+    isCaseScope: bool  # noqa: N815
+    aggregation: str | None = None
+    unit: str | None = None
+
+
+class ColumnMapping(BaseModel):
+    """A project's column mapping, keyed the way the vendor SDK's ``get_column_mapping`` parses it."""
+
+    caseId: ColumnRef | None = None  # noqa: N815
+    activity: ColumnRef | None = None
+    dateColumn: ColumnRef | None = None  # noqa: N815
+    otherDateColumn: ColumnRef | None = None  # noqa: N815
+    dimensions: list[MappedColumn]
+    metrics: list[MappedColumn]
+
+
+class MappingInfo(MappedColumn):
+    databaseColumnName: str = Field(description="the Druid column holding this dimension or metric")  # noqa: N815
+
+
+class MappingInfos(BaseModel):
+    dimensions: list[MappingInfo]
+    metrics: list[MappingInfo]
+
+
 def _idp(request: Request) -> IdentityProvider:
     return request.app.state.idp
 
@@ -117,6 +203,31 @@ def _project(wg: WorkgroupRecord, project_id: str) -> ProjectRecord:
     if project is None:
         raise ApiError(404, f"Project {project_id!r} not found in this workgroup.")
     return project
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _rows(request: Request, wg: WorkgroupRecord, sql: str, params: list | None = None) -> list[tuple]:
+    """Run one internal DuckDB statement on the workgroup's own database."""
+    cursor = request.app.state.store.database(wg.id).cursor()
+    try:
+        return cursor.execute(sql, params or []).fetchall()
+    finally:
+        cursor.close()
+
+
+def _current(alias: str, project: ProjectRecord) -> str:
+    """SQL condition keeping the current row of each case (outdated versions are in lookup ``<pid>``)."""
+    return f"CAST({alias}.case_version AS VARCHAR) NOT IN (SELECT k FROM lookup.{_quote(project.id)})"
+
+
+PageIndex = Annotated[int, Query(alias="pageIndex", ge=1, description="page number, 1 = first page")]
+Limit = Annotated[int, Query(ge=1, le=10_000, description="items per page")]
+ProjectIdParam = Annotated[
+    str | None, Query(alias="projectId", description="the project id again (sent by the vendor SDK)")
+]
 
 
 def _datasources(request: Request, project: ProjectRecord) -> list[Datasource]:
@@ -177,12 +288,11 @@ def datasources_by_query(
 def lookups(project_id: str, wg: Caller) -> list[Lookup]:
     """The project's Druid lookups, with how to use them in SQL."""
     p = _project(wg, project_id)
-    out = []
-    for name in p.lookups:
-        key = "graphkey" if name.endswith("_variant_name") else "case_version"
-        what = "variant name by graphkey" if key == "graphkey" else "excluded cases by case_version"
-        out.append(Lookup(name=name, description=what, usage=f"LOOKUP({key}, '{name}')"))
-    return out
+    return [
+        Lookup(name=name, description=p.lookup_docs[name].description, usage=p.lookup_docs[name].usage)
+        for name in p.lookups
+        if name in p.lookup_docs
+    ]
 
 
 @router.get("/workgroups/{workgroup_id}", response_model=WorkgroupInfo, responses=_ERRORS_404)
@@ -215,16 +325,13 @@ def graph(
 ) -> Graph:
     """The project's model graph: every task and every observed transition, START and END included."""
     p = _project(wg, project_id)
-    edge_table = '"' + f"{p.id}_edge".replace('"', '""') + '"'
-    cursor = request.app.state.store.database(wg.id).cursor()
-    try:
-        rows = cursor.execute(
-            "SELECT DISTINCT source_vertex_id, source_vertex_name, "
-            "destination_vertex_id, destination_vertex_name "
-            f"FROM druid.{edge_table} ORDER BY 1, 3"
-        ).fetchall()
-    finally:
-        cursor.close()
+    rows = _rows(
+        request,
+        wg,
+        "SELECT DISTINCT source_vertex_id, source_vertex_name, "
+        "destination_vertex_id, destination_vertex_name "
+        f"FROM druid.{_quote(p.id + '_edge')} ORDER BY 1, 3",
+    )
     names: dict[str, str] = {}
     for src, src_name, dst, dst_name in rows:
         names[src], names[dst] = src_name, dst_name
@@ -235,6 +342,192 @@ def graph(
     ]
     edges = [GraphEdge(id=f"{s[:16]}{d[:16]}", source=s, destination=d) for s, _, d, _ in rows]
     return Graph(vertices=vertices, edges=edges)
+
+
+_ERRORS_400 = {**_ERRORS_404, 400: {"description": "A parameter is missing or out of range."}}
+
+
+@router.get("/project/{project_id}/variants", response_model=VariantPage, responses=_ERRORS_400)
+def variants(
+    project_id: str,
+    request: Request,
+    wg: Caller,
+    page_index: PageIndex = 1,
+    limit: Limit = 20,
+    search: Annotated[str | None, Query(description="keep variants whose name contains this")] = None,
+    _project_id: ProjectIdParam = None,
+) -> VariantPage:
+    """The project's model variants, most frequent first, one page at a time."""
+    p = _project(wg, project_id)
+    counts = _rows(
+        request,
+        wg,
+        f"SELECT CAST(c.graphkey AS VARCHAR), COUNT(*) FROM druid.{_quote(p.id)} AS c "
+        f"WHERE {_current('c', p)} GROUP BY 1",
+    )
+    names = _rows(request, wg, f"SELECT k, v FROM lookup.{_quote(p.id + '_variant_name')}")
+    rank = {k: (i, v) for i, (k, v) in enumerate(names)}
+    found = [
+        Variant(id=key, name=rank[key][1], occurrences=n)
+        for key, n in sorted(counts, key=lambda kn: (-kn[1], rank.get(kn[0], (len(rank),))[0]))
+        if key in rank
+    ]
+    if search:
+        found = [v for v in found if search.lower() in v.name.lower()]
+    start = (page_index - 1) * limit
+    return VariantPage(totalItems=len(found), variants=found[start : start + limit])
+
+
+NO_END_CASE_RULE = "There is no END CASE rule set or there is overfiltering"
+
+
+@router.get(
+    "/project/{project_id}/completedCases",
+    response_model=CompletedCasesPage,
+    responses={**_ERRORS_400, 400: {"description": f"Plain text '{NO_END_CASE_RULE}', or a bad parameter."}},
+)
+def completed_cases(
+    project_id: str,
+    request: Request,
+    wg: Caller,
+    page_index: PageIndex = 1,
+    limit: Limit = 20,
+    search_case_id: Annotated[
+        str | None, Query(alias="searchCaseId", description="keep case ids containing this")
+    ] = None,
+    _project_id: ProjectIdParam = None,
+) -> CompletedCasesPage:
+    """The ids of the project's completed cases (under its END CASE rule), in case-id order."""
+    p = _project(wg, project_id)
+    if p.end_activities is None:
+        raise PlainTextError(400, NO_END_CASE_RULE)
+    sql = (
+        f"SELECT CAST(c.caseid AS VARCHAR) AS id FROM druid.{_quote(p.id)} AS c "
+        f"JOIN lookup.{_quote(p.id + '_cases_is_completed')} AS l ON l.k = CAST(c.case_version AS VARCHAR) "
+        "WHERE l.v = 'true'"
+    )
+    params: list = []
+    if search_case_id:
+        sql += " AND strpos(lower(CAST(c.caseid AS VARCHAR)), lower(?)) > 0"
+        params.append(search_case_id)
+    ids = [r[0] for r in _rows(request, wg, sql + " ORDER BY 1", params)]
+    start = (page_index - 1) * limit
+    return CompletedCasesPage(totalItems=len(ids), caseIds=ids[start : start + limit])
+
+
+@router.get(
+    "/project/{project_id}/graphInstance",
+    response_model=GraphInstance,
+    response_model_exclude_none=True,
+    responses=_ERRORS_400,
+)
+def graph_instance(
+    project_id: str,
+    request: Request,
+    wg: Caller,
+    process_id: Annotated[str | None, Query(alias="processId", description="a processkey")] = None,
+) -> GraphInstance:
+    """The instance graph of one process variant, drawn from its earliest current case.
+
+    Vertices are that case's task executions in order (``eventInstance`` 0, 1, ...; START shares 0
+    with the first task and END the last task's number, as in the vendor SDK's sample); edges link
+    consecutive executions, as the project's edge table does. ``reworkTotal`` is the variant's rework,
+    ``concurrencyRate`` the mean concurrency of its cases.
+    """
+    p = _project(wg, project_id)
+    if not process_id:
+        raise ApiError(
+            400,
+            "Missing query parameter 'processId' (a processkey of the project): "
+            f"GET /pub/project/{project_id}/graphInstance?processId=<processkey>.",
+        )
+    found = _rows(
+        request,
+        wg,
+        f"SELECT arg_min(CAST(c.caseid AS VARCHAR), c.__time), max(c.rework), avg(c.concurrency), count(*) "
+        f"FROM druid.{_quote(p.id)} AS c WHERE CAST(c.processkey AS VARCHAR) = ? AND {_current('c', p)}",
+        [process_id],
+    )
+    case_id, rework, concurrency, n = found[0]
+    if not n:
+        raise ApiError(404, f"No process with processId {process_id!r} in project {project_id!r}.")
+    tasks = _rows(
+        request,
+        wg,
+        "SELECT CAST(vertex_id AS VARCHAR), CAST(vertex_name AS VARCHAR), epoch_ms(__time), enddate "
+        f"FROM druid.{_quote(p.id + '_vertex')} WHERE CAST(caseid AS VARCHAR) = ? "
+        "ORDER BY __time, enddate, vertex_name",
+        [case_id],
+    )
+    ends = _rows(
+        request,
+        wg,
+        "SELECT CAST(source_vertex_id AS VARCHAR), CAST(destination_vertex_id AS VARCHAR), "
+        f"CAST(source_vertex_name AS VARCHAR) FROM druid.{_quote(p.id + '_edge')} "
+        "WHERE CAST(caseid AS VARCHAR) = ? "
+        "AND (CAST(source_vertex_name AS VARCHAR) = 'START' "
+        "OR CAST(destination_vertex_name AS VARCHAR) = 'END')",
+        [case_id],
+    )
+    start_id = next(src for src, _, name in ends if name == "START")
+    end_id = next(dst for _, dst, name in ends if name != "START")
+    refs = [InstanceRef(id=v, name=name, eventInstance=i) for i, (v, name, _, _) in enumerate(tasks)]
+    concurrent: dict[int, list[ConcurrentVertex]] = {}
+    for i in range(1, len(tasks)):
+        if tasks[i][2] < tasks[i - 1][3]:  # starts before the previous execution ends
+            concurrent.setdefault(i, []).append(ConcurrentVertex(name=tasks[i - 1][1], eventInstance=i - 1))
+            concurrent.setdefault(i - 1, []).append(ConcurrentVertex(name=tasks[i][1], eventInstance=i))
+    last = len(tasks) - 1
+    start_ref = InstanceRef(id=start_id, name="START", eventInstance=0)
+    end_ref = InstanceRef(id=end_id, name="END", eventInstance=last)
+    vertices = [VertexInstance(**start_ref.model_dump())]
+    vertices += [
+        VertexInstance(**r.model_dump(), concurrentVertices=concurrent.get(r.eventInstance)) for r in refs
+    ]
+    vertices.append(VertexInstance(**end_ref.model_dump()))
+    chain = [start_ref, *refs, end_ref]
+    edges = [EdgeInstance(source=a, destination=b) for a, b in zip(chain, chain[1:], strict=False)]
+    return GraphInstance(
+        vertexInstances=vertices,
+        edgeInstances=edges,
+        reworkTotal=int(rework),
+        concurrencyRate=round(float(concurrency), 4),
+    )
+
+
+@router.get("/project/{project_id}/column-mapping-exists", response_model=Exists, responses=_ERRORS_404)
+def column_mapping_exists(project_id: str, wg: Caller) -> Exists:
+    """Whether the project has a column mapping (every sandbox project has one)."""
+    return Exists(exists=_project(wg, project_id).mapping is not None)
+
+
+def _mapping(wg: WorkgroupRecord, project_id: str):
+    p = _project(wg, project_id)
+    if p.mapping is None:
+        raise ApiError(404, f"Project {project_id!r} has no column mapping yet.")
+    return p.mapping
+
+
+@router.get(
+    "/project/{project_id}/column-mapping",
+    response_model=ColumnMapping,
+    response_model_exclude_none=True,
+    responses=_ERRORS_404,
+)
+def column_mapping(project_id: str, wg: Caller) -> ColumnMapping:
+    """The project's column mapping: case id, activity and time columns, dimensions and metrics."""
+    return ColumnMapping(**_mapping(wg, project_id).service_json())
+
+
+@router.get(
+    "/project/{project_id}/mappingInfos",
+    response_model=MappingInfos,
+    response_model_exclude_none=True,
+    responses=_ERRORS_404,
+)
+def mapping_infos(project_id: str, wg: Caller) -> MappingInfos:
+    """Each dimension and metric with its user name and its Druid column (``databaseColumnName``)."""
+    return MappingInfos(**_mapping(wg, project_id).mapping_infos())
 
 
 @router.get("/version", response_model=Version, responses=_ERRORS)

@@ -36,8 +36,8 @@ LICENSED = ("demo", "second")
 def test_workgroups_shipped(sandbox):
     assert set(sandbox.workgroups) == {"demo", "second", "unlicensed"}
     assert [sandbox.workgroups[k].licensed for k in ("demo", "second", "unlicensed")] == [True, True, False]
-    for key in LICENSED:
-        assert len(sandbox.workgroups[key].project_ids) == 2
+    assert len(sandbox.workgroups["demo"].project_ids) == 2
+    assert len(sandbox.workgroups["second"].project_ids) == 3  # the third one uses detail_<n>_lpkr_ names
     ids = [p for wg in sandbox.workgroups.values() for p in wg.project_ids]
     assert len(ids) == len(set(ids))
 
@@ -99,8 +99,15 @@ def test_workgroup_info_and_version_and_lookups(sandbox, tokens):
     assert isinstance(get(sandbox, "/version", tokens["demo"]).json()["version"], str)
     pid = wg.project_ids[0]
     lookups = get(sandbox, f"/lookups/{pid}", tokens["demo"]).json()
-    assert {lk["name"] for lk in lookups} == {f"{pid}_variant_name", f"{pid}_excluded_cases"}
-    assert all(set(lk) == {"name", "description", "usage"} and "LOOKUP(" in lk["usage"] for lk in lookups)
+    assert {lk["name"] for lk in lookups} == {
+        f"{pid}_variant_name",
+        f"{pid}_variants",
+        f"{pid}_excluded_cases",
+        pid,
+        f"{pid}_cases_is_completed",
+    }
+    assert all(set(lk) == {"name", "description", "usage"} for lk in lookups)
+    assert all("LOOKUP(" in lk["usage"] and f"'{lk['name']}'" in lk["usage"] for lk in lookups)
 
 
 def test_project_graph_matches_the_edge_table(sandbox, tokens, sandbox_store):

@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
 from .eventlog import EventLog
+from .mapping import FileMapping, SourceColumn, slug
 
 __all__ = ["read_event_log_csv"]
 
-_NORMALISE = re.compile(r"[^a-z0-9]+")
 CASE_ID_HEADERS = ("case_id", "caseid", "case", "case_concept_name", "case_key", "case_number")
 ACTIVITY_HEADERS = ("activity", "activity_name", "task", "task_name", "concept_name", "event", "step")
 TIMESTAMP_HEADERS = ("timestamp", "start_timestamp", "start_time", "start", "time", "time_timestamp", "date")
 END_HEADERS = ("end_timestamp", "end_time", "end", "complete_timestamp", "completed", "end_date")
-
-
-def _slug(name: str) -> str:
-    return _NORMALISE.sub("_", name.strip().lower()).strip("_")
 
 
 def _find(columns: dict[str, str], accepted: tuple[str, ...]) -> str | None:
@@ -46,7 +41,7 @@ def read_event_log_csv(path: str | Path) -> EventLog:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"Cannot read event log {path}: {exc}") from exc
-    columns = {_slug(c): c for c in frame.columns}
+    columns = {slug(c): c for c in frame.columns}
     found = {
         "case id": _find(columns, CASE_ID_HEADERS),
         "activity": _find(columns, ACTIVITY_HEADERS),
@@ -84,16 +79,29 @@ def read_event_log_csv(path: str | Path) -> EventLog:
 
     dims: dict[str, pa.Array] = {}
     metrics: dict[str, np.ndarray] = {}
+    index = {col: i for i, col in enumerate(frame.columns)}
+    # The format the service would have been told; pandas read the values whatever their format.
+    time_format = "yyyy-MM-dd HH:mm:ss"
+    mapped = [
+        SourceColumn(str(case_col), index[case_col], "CASE_ID"),
+        SourceColumn(str(act_col), index[act_col], "TASK_NAME"),
+        SourceColumn(str(ts_col), index[ts_col], "TIME", time_format=time_format),
+    ]
+    if end_col:
+        mapped.append(SourceColumn(str(end_col), index[end_col], "TIME", time_format=time_format))
     used = {case_col, act_col, ts_col, end_col}
     for col in frame.columns:
-        if col in used or not _slug(col):
+        if col in used or not slug(col):
             continue
         values = frame[col].to_numpy()[order]
         numeric = pd.to_numeric(pd.Series(values), errors="coerce")
         if numeric.notna().sum() == pd.Series(values).notna().sum() and numeric.notna().any():
-            metrics[_slug(col)] = numeric.to_numpy(dtype=float)
+            metrics[slug(col)] = numeric.to_numpy(dtype=float)
+            role = "METRIC"
         else:
-            dims[_slug(col)] = pa.array(values, type=pa.string(), from_pandas=True)
+            dims[slug(col)] = pa.array(values, type=pa.string(), from_pandas=True)
+            role = "DIMENSION"
+        mapped.append(SourceColumn(str(col), index[col], role, slug(col), aggregation="FIRST"))
     return EventLog(
         case_ids=pa.array([str(c) for c in case_ids], type=pa.string()),
         activities=[str(a) for a in act_names],
@@ -103,4 +111,5 @@ def read_event_log_csv(path: str | Path) -> EventLog:
         end_ms=end[order],
         dimensions=dims,
         metrics=metrics,
+        mapping=FileMapping(tuple(mapped)),
     )

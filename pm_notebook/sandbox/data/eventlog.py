@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from .mapping import FileMapping
+
 __all__ = ["EventLog"]
 
 
@@ -16,6 +18,7 @@ class EventLog:
 
     ``case`` holds 0-based case numbers indexing ``case_ids``; ``activity`` indexes ``activities``.
     ``dimensions`` and ``metrics`` are per event (case-level values are repeated on each event).
+    ``mapping`` is the column mapping of the file the log came from (``None``: the default layout).
     """
 
     case_ids: pa.Array
@@ -27,6 +30,7 @@ class EventLog:
     dimensions: dict[str, pa.Array] = field(default_factory=dict)
     metrics: dict[str, np.ndarray] = field(default_factory=dict)
     predicted: np.ndarray | None = None  # per case
+    mapping: FileMapping | None = None
 
     @property
     def n_cases(self) -> int:

@@ -8,9 +8,10 @@ import numpy as np
 import pyarrow as pa
 
 from .eventlog import EventLog
+from .mapping import FileMapping
 from .templates import ProcessTemplate
 
-__all__ = ["simulate"]
+__all__ = ["previous_ingestion", "simulate"]
 
 _MINUTE = 60_000
 _HOUR = 60 * _MINUTE
@@ -115,4 +116,43 @@ def simulate(
         dimensions=dimensions,
         metrics=metrics,
         predicted=rng.random(n_cases) < 0.02,
+        mapping=FileMapping.default(
+            list(dimensions),
+            list(metrics),
+            case_dimensions=tuple(template.case_dimensions),
+            labels=template.labels,
+            units=template.units,
+        ),
+    )
+
+
+def previous_ingestion(log: EventLog, rng: np.random.Generator, share: float) -> EventLog:
+    """The earlier state of about *share* of *log*'s cases: the first tasks only, as a previous file had them.
+
+    The service keeps a case's older row when a later file brings more of its events (the row's
+    ``version`` grows; see the ``<pid>`` lookup). Only cases with at least two tasks are picked; each keeps
+    between one task and all but its last.
+    """
+    n = log.n_cases
+    first = np.searchsorted(log.case, np.arange(n))
+    length = np.bincount(log.case, minlength=n)
+    chosen = (rng.random(n) < share) & (length >= 2)
+    keep = np.where(chosen, 1 + (rng.random(n) * np.maximum(length - 1, 1)).astype(np.int64), 0)
+    pos = np.arange(len(log.case)) - first[log.case]
+    events = np.flatnonzero(pos < keep[log.case])
+    old_cases = np.flatnonzero(chosen)
+    renumber = np.full(n, -1, dtype=np.int64)
+    renumber[old_cases] = np.arange(len(old_cases))
+    take = pa.array(events)
+    return EventLog(
+        case_ids=log.case_ids.take(pa.array(old_cases)),
+        activities=log.activities,
+        case=renumber[log.case[events]],
+        activity=log.activity[events],
+        start_ms=log.start_ms[events],
+        end_ms=log.end_ms[events],
+        dimensions={k: v.take(take) for k, v in log.dimensions.items()},
+        metrics={k: v[events] for k, v in log.metrics.items()},
+        predicted=None if log.predicted is None else log.predicted[old_cases],
+        mapping=log.mapping,
     )

@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import duckdb
@@ -31,8 +31,9 @@ import pyarrow.compute as pc
 from .. import DEFAULT_CASES, DEFAULT_SEED
 from .csv_import import read_event_log_csv
 from .ids import stable_uuid
-from .simulate import simulate
-from .tables import ProjectTables, build_tables
+from .mapping import FileMapping
+from .simulate import previous_ingestion, simulate
+from .tables import LookupDoc, ProjectTables, build_tables
 from .templates import TEMPLATES
 
 __all__ = ["DEFAULT_CASES", "ProjectRecord", "Store", "WorkgroupRecord", "build_store", "import_event_log"]
@@ -49,7 +50,12 @@ DICTIONARY_MAX_VALUES = 4096
 
 @dataclass
 class ProjectRecord:
-    """A project of a workgroup: its id (UUID), metadata and the names of its Druid tables and lookups."""
+    """A project of a workgroup: its id (UUID), metadata, the names of its Druid tables and lookups.
+
+    ``rows`` counts the rows of each Druid table, ``lookup_rows`` those of each lookup (the lookup
+    named ``<pid>`` shares its name with the cases table). ``mapping`` is the project's column mapping
+    and ``end_activities`` its END CASE rule (``None``: no rule set).
+    """
 
     id: str
     name: str
@@ -58,6 +64,10 @@ class ProjectRecord:
     tables: list[str] = field(default_factory=list)
     lookups: list[str] = field(default_factory=list)
     rows: dict[str, int] = field(default_factory=dict)
+    lookup_rows: dict[str, int] = field(default_factory=dict)
+    lookup_docs: dict[str, LookupDoc] = field(default_factory=dict)
+    mapping: FileMapping | None = None
+    end_activities: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -77,11 +87,26 @@ class WorkgroupRecord:
         return next((p for p in self.projects if p.id == project_id), None)
 
 
-# (key, name, licensed, templates) of the workgroups every sandbox ships.
+@dataclass(frozen=True)
+class _Generated:
+    """A generated project: its template, how its mapped columns are named, the share of re-ingested cases."""
+
+    template: str
+    naming: str = "lpkr"
+    reingested: float = 0.0
+
+
+# (key, name, licensed, projects) of the workgroups every sandbox ships. The second workgroup's third
+# project follows the current service's naming (detail_<n>_lpkr_<slug>) and keeps outdated case versions.
 _WORKGROUPS = (
-    ("demo", "Demo workgroup", True, ("p2p", "o2c")),
-    ("second", "Second workgroup", True, ("o2c", "p2p")),
-    ("unlicensed", "Unlicensed workgroup", False, ("p2p",)),
+    ("demo", "Demo workgroup", True, (_Generated("p2p"), _Generated("o2c"))),
+    (
+        "second",
+        "Second workgroup",
+        True,
+        (_Generated("o2c"), _Generated("p2p"), _Generated("delivery", naming="detail", reingested=0.05)),
+    ),
+    ("unlicensed", "Unlicensed workgroup", False, (_Generated("p2p"),)),
 )
 
 
@@ -140,12 +165,18 @@ class Store:
         """Load *data* (Arrow tables) into the workgroup's database and list *record* among its projects."""
         con = self.database(client_id)
         with self._lock:
-            for schema, tables in (("druid", data.tables), ("lookup", data.lookups)):
+            for schema, tables, counts in (
+                ("druid", data.tables, record.rows),
+                ("lookup", data.lookups, record.lookup_rows),
+            ):
                 for name, table in tables.items():
                     _load(con, schema, name, table)
-                    record.rows[name] = table.num_rows
+                    counts[name] = table.num_rows
             record.tables = list(data.tables)
             record.lookups = list(data.lookups)
+            record.lookup_docs = dict(data.lookup_docs or {})
+            record.mapping = data.mapping
+            record.end_activities = data.end_activities
             self._workgroups[client_id].projects.append(record)
         return record
 
@@ -244,24 +275,31 @@ def build_store(
         raise ValueError(f"cases must be at least 1 (got {cases})")
     started = time.perf_counter()
     store = Store()
-    for wg_no, (key, name, licensed, templates) in enumerate(_WORKGROUPS):
+    for wg_no, (key, name, licensed, generated) in enumerate(_WORKGROUPS):
         client_id, secret = workgroup_ids(seed, key)
         wg = WorkgroupRecord(id=client_id, name=name, secret=secret, licensed=licensed, key=key)
         store.add_workgroup(wg)
-        for proj_no, template_key in enumerate(templates):
-            template = TEMPLATES[template_key]
+        for proj_no, spec in enumerate(generated):
+            template = TEMPLATES[spec.template]
             pid = stable_uuid(seed, "project", key, proj_no)
             rng = np.random.default_rng([seed, wg_no, proj_no])
             n = cases if licensed else max(1, cases // 4)
             tag = "" if wg_no == 0 else str(wg_no)
             log_ = simulate(template, n, rng, project_tag=tag)
+            if log_.mapping is not None and spec.naming != log_.mapping.naming:
+                log_ = replace(log_, mapping=log_.mapping.with_naming(spec.naming))
+            previous = None
+            if spec.reingested:
+                previous_rng = np.random.default_rng([seed, wg_no, proj_no, 1])  # leaves rng's stream alone
+                previous = previous_ingestion(log_, previous_rng, spec.reingested)
             record = ProjectRecord(
                 id=pid,
                 name=f"{template.name}" + ("" if wg_no == 0 else f" ({name})"),
                 description=template.description,
                 created=f"2024-0{2 + proj_no}-0{1 + wg_no}T10:00:00Z",
             )
-            store.add_project(client_id, record, build_tables(log_, pid))
+            tables = build_tables(log_, pid, end_activities=template.end_activities, previous=previous)
+            store.add_project(client_id, record, tables)
     if data_dir is not None:
         paths = sorted(Path(data_dir).glob("*.csv"))
         if not Path(data_dir).is_dir():

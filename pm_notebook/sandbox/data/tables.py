@@ -1,7 +1,9 @@
-"""Any :class:`~.eventlog.EventLog` → the service's three Druid tables and the lookups, as Arrow tables:
-``<pid>`` (cases), ``<pid>_vertex`` (tasks), ``<pid>_edge`` (transitions), ``<pid>_variant_name`` and
-``<pid>_excluded_cases``. The column list is documented in ``docs/sandbox-data.md``. Vectorised: no
-Python loop runs over cases or events."""
+"""Any :class:`~.eventlog.EventLog` → the service's three Druid tables and its lookups, as Arrow tables:
+``<pid>`` (cases), ``<pid>_vertex`` (tasks), ``<pid>_edge`` (transitions); the lookups
+``<pid>_variant_name`` and its alias ``<pid>_variants`` (graphkey → name), ``<pid>_excluded_cases``,
+``<pid>`` (outdated case versions) and ``<pid>_cases_is_completed`` (case_version → completion flag).
+The column list is documented in ``docs/sandbox-data.md``. Vectorised: no Python loop runs over cases
+or events."""
 
 from __future__ import annotations
 
@@ -14,16 +16,28 @@ import pyarrow.compute as pc
 from .eventlog import EventLog
 from .ids import hex32 as _hex32
 from .ids import stable_uuid
+from .mapping import FileMapping
 
-__all__ = ["ProjectTables", "build_tables"]
+__all__ = ["LookupDoc", "ProjectTables", "build_tables"]
+
+
+@dataclass(frozen=True)
+class LookupDoc:
+    """What ``GET /pub/lookups/{pid}`` says about a lookup: a description and a SQL usage example."""
+
+    description: str
+    usage: str
 
 
 @dataclass
 class ProjectTables:
-    """The Arrow tables of one project, keyed by their Druid names."""
+    """The Arrow tables of one project, keyed by their Druid names, with the mapping they follow."""
 
     tables: dict[str, pa.Table]  # "<pid>", "<pid>_vertex", "<pid>_edge"
-    lookups: dict[str, pa.Table]  # "<pid>_variant_name", "<pid>_excluded_cases" (columns k, v)
+    lookups: dict[str, pa.Table]  # see the module docstring (columns k, v)
+    mapping: FileMapping | None = None
+    lookup_docs: dict[str, LookupDoc] | None = None
+    end_activities: tuple[str, ...] | None = None  # the END CASE rule; None: no rule set
 
 
 def _seq_hash(case: np.ndarray, codes: np.ndarray, n_cases: int) -> np.ndarray:
@@ -55,8 +69,26 @@ def _list_column(values: pa.Array, offsets: np.ndarray) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), values)
 
 
-def build_tables(log: EventLog, project_id: str, *, version: str = "1") -> ProjectTables:
-    """Derive the cases, vertex and edge tables and the lookups of *project_id* from *log*."""
+def build_tables(
+    log: EventLog,
+    project_id: str,
+    *,
+    version: str = "1",
+    end_activities: tuple[str, ...] | None = None,
+    previous: EventLog | None = None,
+) -> ProjectTables:
+    """Derive the cases, vertex and edge tables and the lookups of *project_id* from *log*.
+
+    Mapped columns are named by ``log.mapping`` (``<key>_lpkr`` without one).
+
+    :param version: the data version of the rows (``previous`` rows keep it; their cases' current
+        rows get the next one).
+    :param end_activities: the END CASE rule: a case is completed when its last task is one of these;
+        ``None`` means no rule is set (``<pid>_cases_is_completed`` is then empty).
+    :param previous: an earlier ingestion of some of *log*'s cases (fewer tasks each); their rows stay in
+        the cases table as outdated versions, listed by the ``<pid>`` lookup.
+    """
+    mapping = log.mapping or FileMapping.default(list(log.dimensions), list(log.metrics))
     n = log.n_cases
     case, act = log.case, log.activity
     n_events = len(case)
@@ -116,7 +148,11 @@ def build_tables(log: EventLog, project_id: str, *, version: str = "1") -> Proje
     graphkey_ev = graphkey.take(pa.array(case))
     processkey_ev = processkey.take(pa.array(case))
     ts = _timestamps(log.start_ms)
-    version_arr = pa.array(np.full(n, version, dtype=object), type=pa.string())
+    versions = np.full(n, version, dtype=object)
+    if previous is not None:
+        newer = str(int(version) + 1)
+        versions[pc.is_in(log.case_ids, previous.case_ids).to_numpy(zero_copy_only=False)] = newer
+    version_arr = pa.array(versions, type=pa.string())
     case_version = pc.binary_join_element_wise(log.case_ids, version_arr, "-")
     predicted = log.predicted if log.predicted is not None else np.zeros(n, dtype=bool)
 
@@ -153,13 +189,13 @@ def build_tables(log: EventLog, project_id: str, *, version: str = "1") -> Proje
     }
     case_dim_cols: dict[str, pa.Array] = {}
     for dim, values in log.dimensions.items():
-        col = f"{dim}_lpkr"
+        col = mapping.database_name(dim)
         vertex_cols[col] = values
         case_dim_cols[col] = values.take(pa.array(first))
         cases_cols[col] = case_dim_cols[col]
-        cases_cols[f"all_{dim}_lpkr"] = _list_column(values, case_offsets)
+        cases_cols[f"all_{col}"] = _list_column(values, case_offsets)
     for metric, values in log.metrics.items():
-        col = f"{metric}_lpkr"
+        col = mapping.database_name(metric)
         vertex_cols[col] = pa.array(values, type=pa.float64())
         case_dim_cols[col] = pa.array(values[first], type=pa.float64())
         cases_cols[col] = case_dim_cols[col]
@@ -183,19 +219,32 @@ def build_tables(log: EventLog, project_id: str, *, version: str = "1") -> Proje
 
     variant_rank = _variant_names(graphkey)
     excluded = _excluded_mask(n)
+    cases_table = pa.table(cases_cols)
+    case_starts = starts
+    outdated = _kv(pa.array([], type=pa.string()), [])
+    if previous is not None and previous.n_cases:
+        old = build_tables(previous, project_id, version=version).tables[project_id]
+        cases_table = pa.concat_tables([cases_table, old.cast(cases_table.schema)])
+        outdated = _kv(old["case_version"].combine_chunks(), [newer] * old.num_rows)
+        old_starts = old["__time"].to_numpy().astype("datetime64[ms]").astype(np.int64)
+        case_starts = np.concatenate([starts, old_starts])
+    if end_activities is None:
+        completed = _kv(pa.array([], type=pa.string()), [])
+    else:
+        done = np.isin(np.asarray(log.activities, dtype=object)[act[last]], list(end_activities))
+        completed = _kv(case_version, np.where(done, "true", "false").tolist())
     lookups = {
         f"{project_id}_variant_name": variant_rank,
-        f"{project_id}_excluded_cases": pa.table(
-            {
-                "k": case_version.filter(pa.array(excluded)),
-                "v": pa.array(np.full(int(excluded.sum()), "true", dtype=object), type=pa.string()),
-            }
+        f"{project_id}_variants": variant_rank,  # the name the service's own lookup usage example gives
+        f"{project_id}_excluded_cases": _kv(
+            case_version.filter(pa.array(excluded)), ["true"] * int(excluded.sum())
         ),
+        project_id: outdated,
+        f"{project_id}_cases_is_completed": completed,
     }
     # Cases in time order; tasks and transitions stay grouped by case (sorting them costs seconds at scale).
-    cases_table = pa.table(cases_cols)
-    if n > 1 and (np.diff(starts) < 0).any():
-        cases_table = cases_table.take(pa.array(np.argsort(starts, kind="stable")))
+    if len(case_starts) > 1 and (np.diff(case_starts) < 0).any():
+        cases_table = cases_table.take(pa.array(np.argsort(case_starts, kind="stable")))
     vertex_table = pa.table(vertex_cols)
     return ProjectTables(
         tables={
@@ -204,7 +253,45 @@ def build_tables(log: EventLog, project_id: str, *, version: str = "1") -> Proje
             f"{project_id}_edge": edge_table,
         },
         lookups=lookups,
+        mapping=mapping,
+        lookup_docs=_lookup_docs(project_id),
+        end_activities=end_activities,
     )
+
+
+def _kv(keys: pa.Array, values: list[str]) -> pa.Table:
+    """A lookup table: string keys ``k`` and string values ``v``."""
+    return pa.table({"k": keys.cast(pa.string()), "v": pa.array(values, type=pa.string())})
+
+
+def _lookup_docs(pid: str) -> dict[str, LookupDoc]:
+    table = '"' + pid.replace('"', '""') + '"'
+    variant = LookupDoc(
+        "Model-variant name by graphkey (Variant 1 is the most frequent).",
+        f"SELECT LOOKUP(graphkey, '{pid}_variant_name') AS variant, COUNT(*) AS cases FROM {table} "
+        f"GROUP BY LOOKUP(graphkey, '{pid}_variant_name')",
+    )
+    return {
+        f"{pid}_variant_name": variant,
+        f"{pid}_variants": LookupDoc(
+            "Alias of the variant-name lookup: model-variant name by graphkey.",
+            f"SELECT LOOKUP(graphkey, '{pid}_variants') FROM {table}",
+        ),
+        f"{pid}_excluded_cases": LookupDoc(
+            "Cases excluded by a business rule, by case_version ('true'); IS NULL keeps the others.",
+            f"SELECT COUNT(*) FROM {table} WHERE LOOKUP(case_version, '{pid}_excluded_cases') IS NULL",
+        ),
+        pid: LookupDoc(
+            "Outdated case versions (a later file brought more events of the case), by case_version; "
+            "the value is the current version. IS NULL keeps the current row of each case.",
+            f"SELECT COUNT(*) FROM {table} WHERE LOOKUP(case_version, '{pid}') IS NULL",
+        ),
+        f"{pid}_cases_is_completed": LookupDoc(
+            "Completion by case_version ('true'/'false') under the project's END CASE rule; "
+            "empty when no END CASE rule is set.",
+            f"SELECT COUNT(*) FROM {table} WHERE LOOKUP(case_version, '{pid}_cases_is_completed') = 'true'",
+        ),
+    }
 
 
 def _running_max_per_case(values: np.ndarray, case: np.ndarray) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["TEMPLATES", "ProcessTemplate"]
 
@@ -16,6 +16,11 @@ class ProcessTemplate:
     before it (it starts shortly after that step starts), which is where concurrency comes from.
     ``case_dimensions`` are drawn once per case with Zipf-like weights; ``resources`` is a task-level
     dimension; ``metrics`` are ``(log-normal median, sigma)`` per case.
+
+    ``end_activities`` is the project's END CASE business rule: a case is completed when its last task
+    is one of them (``None``: no rule set). ``labels`` and ``units`` are the user's column names and the
+    metric units of the column mapping (default: the key in title case, no unit). Variants that stop
+    before an end activity are cases still in progress.
     """
 
     key: str
@@ -27,6 +32,9 @@ class ProcessTemplate:
     case_dimensions: dict[str, tuple[str, ...]]
     resources: tuple[str, ...]
     metrics: dict[str, tuple[float, float]]
+    end_activities: tuple[str, ...] | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
 
 
 _PR, _APR, _PO, _APO = (
@@ -101,6 +109,8 @@ P2P = ProcessTemplate(
         "lea",
     ),
     metrics={"order_amount": (2400.0, 1.1), "quantity": (40.0, 0.9)},
+    end_activities=(_PAY, "Cancel Purchase Order"),
+    units={"order_amount": "EUR", "quantity": "pcs"},
 )
 
 _RO, _CC, _CO, _PK = "Receive Order", "Check Credit", "Confirm Order", "Pick Goods"
@@ -158,6 +168,74 @@ O2C = ProcessTemplate(
     },
     resources=("amir", "beth", "carlos", "dana", "eli", "freya", "gus", "hiro", "ines", "jon"),
     metrics={"order_value": (850.0, 1.0), "items": (6.0, 0.7)},
+    # A case that ends with returned goods still waits for its credit note: not completed.
+    end_activities=(_RP, "Cancel Order"),
+    units={"order_value": "EUR", "items": "pcs"},
 )
 
-TEMPLATES: dict[str, ProcessTemplate] = {t.key: t for t in (P2P, O2C)}
+_REG, _PICK, _SORT_O, _HAUL = "Register Shipment", "Pick Up Parcel", "Sort at Origin Hub", "Line Haul"
+_CUST, _SORT_D, _OUT = "Customs Clearance", "Sort at Destination Hub", "Out for Delivery"
+_FAIL, _DEL, _HOLD = "Delivery Attempt Failed", "Deliver Parcel", "Hold at Pickup Point"
+_COLLECT, _RTS = "Collect at Pickup Point", "Return to Sender"
+_TRUNK = (_REG, _PICK, _SORT_O, _HAUL)
+
+DELIVERY = ProcessTemplate(
+    key="delivery",
+    name="Parcel Delivery",
+    description="Logistics: shipment registration, hub sorting, line haul, customs and last-mile delivery.",
+    case_prefix="PCL",
+    activities={
+        _REG: (5, 0.0),
+        _PICK: (15, 6.0),
+        _SORT_O: (20, 4.0),
+        _HAUL: (240, 2.0),
+        _CUST: (60, 12.0),
+        _SORT_D: (20, 3.0),
+        _OUT: (180, 10.0),
+        _FAIL: (5, 0.5),
+        _DEL: (5, 0.5),
+        _HOLD: (10, 2.0),
+        _COLLECT: (5, 30.0),
+        _RTS: (120, 48.0),
+    },
+    variants=(
+        (0.38, (*_TRUNK, _SORT_D, _OUT, _DEL)),
+        (0.10, (*_TRUNK, _CUST, _SORT_D, _OUT, _DEL)),
+        (0.08, (*_TRUNK, "+" + _CUST, _SORT_D, _OUT, _DEL)),
+        (0.10, (*_TRUNK, _SORT_D, _OUT, _FAIL, _OUT, _DEL)),
+        (0.06, (*_TRUNK, _SORT_D, _OUT, _FAIL, _HOLD, _COLLECT)),
+        (0.04, (*_TRUNK, _SORT_D, _OUT, _FAIL, _OUT, _FAIL, _RTS)),
+        # Still in progress when the data was extracted: no end activity yet.
+        (0.08, _TRUNK),
+        (0.06, (*_TRUNK, _SORT_D, _OUT)),
+        (0.05, (*_TRUNK, _CUST)),
+        (0.05, (*_TRUNK, _SORT_D, _OUT, _FAIL, _HOLD)),
+    ),
+    # Column order of the source file: carrier, origin hub, service level at 4-6, destination at 7.
+    case_dimensions={
+        "carrier": ("SwiftPost", "EuroFreight", "ParcelNet", "BlueLine Express"),
+        "origin_hub": ("Lille Hub", "Frankfurt Hub", "Barcelona Hub", "Rotterdam Hub"),
+        "service_level": ("Standard", "Express", "Economy"),
+        "destination": (
+            "Paris",
+            "Berlin",
+            "Madrid",
+            "Milan",
+            "Amsterdam",
+            "Brussels",
+            "Lyon",
+            "Lisbon",
+            "Vienna",
+            "Warsaw",
+            "Zurich",
+            "Dublin",
+        ),
+    },
+    resources=("anna", "bilal", "carla", "dmitri", "eva", "farid", "greta", "hugo", "iris", "jonas"),
+    metrics={"weight_kg": (2.5, 0.8), "declared_value": (120.0, 1.0)},
+    end_activities=(_DEL, _COLLECT, _RTS),
+    labels={"resource": "Courier", "weight_kg": "Weight (kg)", "declared_value": "Declared Value"},
+    units={"weight_kg": "kg", "declared_value": "EUR"},
+)
+
+TEMPLATES: dict[str, ProcessTemplate] = {t.key: t for t in (P2P, O2C, DELIVERY)}
