@@ -36,13 +36,17 @@ def _hits(out: Path, haystacks: list[Path]) -> list[str]:
 
 
 def _injected(out: Path) -> tuple[str, str]:
-    """The first cell (verbose tracebacks, DEBUG log to a file) and the probe cell (before the stop)."""
+    """The first cell (verbose tracebacks, DEBUG log to a file, a sandbox whose ``PM_*`` values go to the
+    kernel's environment as ``binder/start`` puts them) and the probe cell (at the end, then the stop)."""
     first = textwrap.dedent(
         f"""\
         %xmode Verbose
-        import logging, sys
+        import logging, os, sys
         logging.basicConfig(filename={str(out / "kernel.log")!r}, level=logging.DEBUG, force=True)
         sys.path.insert(0, {str(HERE)!r})
+        from pm_notebook.sandbox import start as _start
+        sb = _start(cases=100, extra_args=["--log-level", "debug"])
+        os.environ.update(sb.env)
         """
     )
     probe = textwrap.dedent(
@@ -65,8 +69,8 @@ def test_notebook_run_leaks_no_secret_or_token(path: Path, tmp_path: Path) -> No
 
     nb = nbformat.read(path, as_version=4)
     first, probe = _injected(tmp_path)
-    stop = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and ".stop()" in c.source)
-    nb.cells.insert(stop, nbformat.v4.new_code_cell(probe))
+    nb.cells.append(nbformat.v4.new_code_cell(probe))
+    nb.cells.append(nbformat.v4.new_code_cell("sb.stop()"))
     nb.cells.insert(0, nbformat.v4.new_code_cell(first))
     client = NotebookClient(
         nb,
