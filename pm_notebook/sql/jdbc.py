@@ -253,7 +253,9 @@ def _bind(statement: Any, index: int, param: Param) -> None:
     elif kind == "TIMESTAMP":
         statement.setTimestamp(index, jpype.java.sql.Timestamp(jpype.JLong(value)))
     elif kind == "DATE":
-        statement.setDate(index, jpype.java.sql.Date.valueOf(param.iso()))
+        # From the day count, not Date.valueOf(text): that reads dates before 1582-10-15 in the Julian
+        # calendar and would shift them by days.
+        statement.setDate(index, jpype.java.sql.Date(jpype.JLong(param.value * 86_400_000)))
     else:  # pragma: no cover - classify() gives only the kinds above
         raise AssertionError(f"unclassified parameter type {kind}")
 

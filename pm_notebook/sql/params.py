@@ -11,7 +11,7 @@ The contract (Python value → Druid type):
 - ``bool``, ``np.bool_`` → ``BOOLEAN``.
 - ``int``, numpy integers → ``BIGINT``; outside the signed 64-bit range: refused.
 - ``float``, numpy floats → ``DOUBLE``; NaN and ±inf: refused (Druid's wire carries finite doubles only, and
-  NULL would be a silent lie).
+  NULL would be a silent lie). A zero's sign is not kept everywhere (the JDBC driver reads -0.0 as 0.0).
 - ``decimal.Decimal`` → ``DOUBLE`` (Druid has no DECIMAL type; digits beyond a double's 17 are lost, as in
   Druid itself); NaN, ±inf and values beyond the double range (``Decimal("1e400")``): refused.
 - ``str`` → ``VARCHAR``; text that is not valid Unicode (a lone surrogate): refused.
