@@ -19,7 +19,7 @@ class Secret:
 
     __slots__ = ("_value",)
 
-    def __init__(self, value: str) -> None:
+    def __init__(self, value: str | Secret) -> None:
         if isinstance(value, Secret):
             value = value.reveal()
         if not isinstance(value, str):

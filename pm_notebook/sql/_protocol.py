@@ -83,8 +83,9 @@ def decode(body: bytes, expected: str, *, sql: str | None = None, url: str | Non
 # --- requests
 
 
-def open_connection(connection_id: str, info: dict[str, str]) -> dict[str, Any]:
-    """``openConnection``: ``info`` carries ``user``/``password`` (how Druid authenticates JDBC)."""
+def open_connection(connection_id: str, info: dict[str, Any]) -> dict[str, Any]:
+    """``openConnection``: ``info`` carries ``user``/``password`` (how Druid authenticates JDBC); the password
+    may stay a ``Secret``: :func:`encode` reveals it."""
     return {"request": "openConnection", "connectionId": connection_id, "info": info}
 
 

@@ -132,7 +132,7 @@ class AnswerParser:
         """Collect header bytes until three lines are complete; return what follows them."""
         self._header.append(chunk)
         data = b"".join(self._header)
-        ends = []
+        ends: list[int] = []
         at = -1
         while len(ends) < 3:
             at = data.find(b"\n", at + 1)

@@ -58,9 +58,11 @@ class Param:
     def iso(self) -> str | None:
         """The value as Druid SQL text: ``2015-09-12 10:20:30.123`` (TIMESTAMP), ``2015-09-12`` (DATE)."""
         if self.type == "TIMESTAMP":
-            return (_EPOCH + self.value * _MS).isoformat(sep=" ", timespec="milliseconds")
+            moment: dt.datetime = _EPOCH + int(self.value) * _MS
+            return moment.isoformat(sep=" ", timespec="milliseconds")
         if self.type == "DATE":
-            return (_EPOCH_DATE + dt.timedelta(days=self.value)).isoformat()
+            day: dt.date = _EPOCH_DATE + dt.timedelta(days=int(self.value))
+            return day.isoformat()
         return None
 
 
