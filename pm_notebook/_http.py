@@ -17,6 +17,7 @@ no header, body or query value is ever logged.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import time
@@ -28,6 +29,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.exceptions import ReadTimeoutError
 from urllib3.util.retry import Retry
 
+from ._secret import Masked, Secret
 from .config import Settings
 from .errors import (
     HTTPError,
@@ -45,6 +47,7 @@ from .errors import (
 __all__ = [
     "RETRY_STATUSES",
     "RetryPolicy",
+    "SecretBasicAuth",
     "build_session",
     "error_for_response",
     "json_body",
@@ -308,3 +311,22 @@ def raise_for_status(
     if 200 <= response.status_code < 300:
         return response
     raise error_for_response(response, what=what, not_found=not_found)
+
+
+class SecretBasicAuth(requests.auth.AuthBase):
+    """HTTP Basic credentials whose password stays a :class:`~pm_notebook._secret.Secret` until the request
+    is prepared; the header value is :class:`~pm_notebook._secret.Masked`, so no frame's locals show it."""
+
+    def __init__(self, user: str, password: Secret) -> None:
+        self._user = user
+        self._password = Secret(password)
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        # latin-1 as requests' HTTPBasicAuth; no local holds the clear text
+        request.headers["Authorization"] = Masked(
+            "Basic " + base64.b64encode(f"{self._user}:{self._password.reveal()}".encode("latin-1")).decode()
+        )
+        return request
+
+    def __repr__(self) -> str:
+        return f"SecretBasicAuth(user={self._user!r}, password=Secret('***'))"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["Secret"]
+__all__ = ["Masked", "MaskedBytes", "Secret"]
 
 
 class Secret:
@@ -19,7 +19,7 @@ class Secret:
 
     __slots__ = ("_value",)
 
-    def __init__(self, value: str) -> None:
+    def __init__(self, value: str | Secret) -> None:
         if isinstance(value, Secret):
             value = value.reveal()
         if not isinstance(value, str):
@@ -54,3 +54,23 @@ class Secret:
 
     def __reduce__(self):
         raise TypeError("Secret values are not picklable")
+
+
+class Masked(str):
+    """A revealed secret on its way to the wire (a header value): a ``str`` whose repr hides it.
+
+    Frames of ``requests``/``urllib3`` hold header values in locals until ``http.client`` encodes them; a
+    traceback with locals then shows ``Masked('***')`` instead of the value.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "Masked('***')"
+
+
+class MaskedBytes(bytes):
+    """A request body that carries a secret (an Avatica ``openConnection``): ``bytes`` whose repr hides it."""
+
+    def __repr__(self) -> str:
+        return f"MaskedBytes(<{len(self)} bytes, secret inside>)"

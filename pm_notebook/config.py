@@ -33,11 +33,14 @@ __all__ = [
     "ENV_VARS",
     "KEYRING_SERVICE",
     "Settings",
+    "avatica_url_from_jdbc",
     "derive_jdbc_url",
+    "jdbc_url_with_options",
     "mask_jdbc_url",
     "normalise_auth_url",
     "normalise_base_url",
     "resolve",
+    "split_jdbc_url",
     "sql_http_url_from_jdbc",
 ]
 
@@ -197,16 +200,53 @@ def derive_jdbc_url(base_url: str) -> str:
     return f"{JDBC_PREFIX}http://{host}:{SQL_PORT}{AVATICA_PATH}"
 
 
-def _check_jdbc_url(url: str) -> str:
+def split_jdbc_url(url: str) -> tuple[str, dict[str, str]]:
+    """The one parser of Avatica JDBC URLs: ``(the HTTP URL inside, {driver option: value})``.
+
+    >>> split_jdbc_url("jdbc:avatica:remote:url=http://h:8082/druid/v2/sql/avatica/;fetch_size=5000")
+    ('http://h:8082/druid/v2/sql/avatica/', {'fetch_size': '5000'})
+
+    :raises ConfigurationError: not an Avatica remote URL, or the URL inside is not http(s) with a host.
+    """
     if not isinstance(url, str) or not url.strip().startswith(JDBC_PREFIX):
         raise ConfigurationError(
             f"jdbc_url {mask_jdbc_url(url)!r} is not an Avatica remote JDBC URL.",
             hint=f"It looks like '{JDBC_PREFIX}http://<host>:{SQL_PORT}{AVATICA_PATH}'; "
             "leave it out to derive it from base_url.",
         )
-    inner = url.strip()[len(JDBC_PREFIX) :].split(";", 1)[0]
+    inner, *parts = url.strip()[len(JDBC_PREFIX) :].split(";")
     _split_http_url(inner, "the URL inside jdbc_url")
+    options = {}
+    for part in parts:
+        key, _, value = part.partition("=")
+        if key.strip():
+            options[key.strip().lower()] = value.strip()
+    return inner, options
+
+
+def _check_jdbc_url(url: str) -> str:
+    split_jdbc_url(url)
     return url.strip()
+
+
+def avatica_url_from_jdbc(jdbc_url: str) -> str:
+    """The Avatica HTTP endpoint inside a JDBC URL (driver options dropped).
+
+    >>> avatica_url_from_jdbc("jdbc:avatica:remote:url=http://h:8082/druid/v2/sql/avatica/;fetch_size=5000")
+    'http://h:8082/druid/v2/sql/avatica/'
+    """
+    return split_jdbc_url(jdbc_url)[0]
+
+
+def jdbc_url_with_options(url: str, **options: Any) -> str:
+    """Append driver options (``;key=value``) that the URL does not set already.
+
+    >>> jdbc_url_with_options("jdbc:avatica:remote:url=http://h:8082/x/", fetch_size=5000)
+    'jdbc:avatica:remote:url=http://h:8082/x/;fetch_size=5000'
+    """
+    present = split_jdbc_url(url)[1]
+    extra = [f"{k}={v}" for k, v in options.items() if k.lower() not in present]
+    return ";".join([url.strip().rstrip(";"), *extra]) if extra else url
 
 
 def sql_http_url_from_jdbc(jdbc_url: str) -> str:
@@ -215,8 +255,7 @@ def sql_http_url_from_jdbc(jdbc_url: str) -> str:
     >>> sql_http_url_from_jdbc("jdbc:avatica:remote:url=http://db.example.com:8082/druid/v2/sql/avatica/")
     'http://db.example.com:8082'
     """
-    inner = _check_jdbc_url(jdbc_url)[len(JDBC_PREFIX) :].split(";", 1)[0]
-    scheme, netloc, _ = _split_http_url(inner, "the URL inside jdbc_url")
+    scheme, netloc, _ = _split_http_url(avatica_url_from_jdbc(jdbc_url), "the URL inside jdbc_url")
     return f"{scheme}://{netloc}"
 
 

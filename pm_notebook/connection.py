@@ -187,14 +187,7 @@ class Connection:
     def _sql(self) -> sql.Transports:
         self._check_open()
         if self._sql_transports is None:
-            s = self._settings
-            self._sql_transports = sql.Transports(
-                jdbc_url=s.jdbc_url,
-                sql_http_url=s.sql_http_url,
-                user=s.client_id,
-                password=s.client_secret,
-                timeout=max(300.0, s.timeout[1]),
-            )
+            self._sql_transports = sql.Transports(sql.Target.from_settings(self._settings))
         return self._sql_transports
 
     def _close_sql(self) -> None:
@@ -221,9 +214,7 @@ class Connection:
         except KeyboardInterrupt:
             if result is not None:
                 result.cancel()
-            from .sql._jvm import clear_interrupt
-
-            clear_interrupt()  # with a JVM in the process, Ctrl-C also interrupted this thread's Java side
+            sql.after_interrupt()  # e.g. with a JVM in the process, Ctrl-C also interrupted its Java side
             raise QueryCancelled(
                 "The query was cancelled (KeyboardInterrupt); the connection is still usable.", sql=sql_text
             ) from None

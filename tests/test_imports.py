@@ -48,8 +48,13 @@ RULES: dict[str, set[str]] = {
     "_http": {"config"},
     "auth": {"_http", "config"},
     "api": {"auth", "_http"},
+    "sql.base": {"config"},  # the contract: data types only (config derives the Target's URLs)
+    "sql.params": set(),
+    "sql._workers": set(),
+    "sql.druid_protocol": {"sql.base", "sql.params", "sql._errors"},  # sans-IO: no I/O module
+    "sql._protocol": {"sql.base", "sql.params", "sql._errors"},  # sans-IO: no I/O module
     "sql.*": {"auth", "_http", "config"},
-    "frames": set(),
+    "frames": {"sql.base"},  # for typing only
     "connection": {"config", "auth", "api", "sql", "frames", "_http"},
     "_context": set(),
     # the magics: a frontend over the client (sql only for its TRANSPORTS names, see the test below)

@@ -23,6 +23,7 @@ import zipfile
 from pathlib import Path
 
 from ..errors import DriverError
+from ._workers import at_interrupt
 
 __all__ = [
     "DRIVER_CLASS",
@@ -308,6 +309,9 @@ def clear_interrupt() -> None:
         jpype.java.lang.Thread.interrupted()
     except jpype.JException:
         pass
+
+
+at_interrupt(clear_interrupt)  # Connection calls sql.after_interrupt() after a Ctrl-C
 
 
 def _quiet_slf4j(jpype: types.ModuleType) -> None:

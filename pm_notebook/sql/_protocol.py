@@ -8,16 +8,15 @@ driver sends them, so a Druid broker cannot tell us from the JDBC driver).
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
-from . import ColumnSpec
+from .._secret import MaskedBytes, Secret
 from ._errors import from_avatica
+from .base import ColumnSpec
+from .params import check_params, classify
 
 __all__ = [
     "close_connection",
@@ -37,14 +36,25 @@ __all__ = [
     "typed_value",
 ]
 
-# Avatica TIMESTAMP/DATE values are wall-clock UTC counts (ms / days since 1970-01-01).
-_EPOCH = dt.datetime(1970, 1, 1)
-_EPOCH_DATE = dt.date(1970, 1, 1)
-
 
 def encode(message: dict[str, Any]) -> bytes:
-    """The body to POST for *message* (compact JSON, UTF-8)."""
-    return orjson.dumps(message)
+    """The body to POST for *message* (compact JSON, UTF-8).
+
+    A :class:`~pm_notebook._secret.Secret` value (the ``openConnection`` password) is revealed here, inside
+    the encoder, and the body that carries it is a :class:`~pm_notebook._secret.MaskedBytes`: no frame on the
+    way to the socket shows the secret in its locals.
+    """
+    revealed = False
+
+    def reveal(value: Any) -> Any:
+        nonlocal revealed
+        if isinstance(value, Secret):
+            revealed = True
+            return value.reveal()
+        raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+    body = orjson.dumps(message, default=reveal)
+    return MaskedBytes(body) if revealed else body
 
 
 def decode(body: bytes, expected: str, *, sql: str | None = None, url: str | None = None) -> dict[str, Any]:
@@ -73,8 +83,9 @@ def decode(body: bytes, expected: str, *, sql: str | None = None, url: str | Non
 # --- requests
 
 
-def open_connection(connection_id: str, info: dict[str, str]) -> dict[str, Any]:
-    """``openConnection``: ``info`` carries ``user``/``password`` (how Druid authenticates JDBC)."""
+def open_connection(connection_id: str, info: dict[str, Any]) -> dict[str, Any]:
+    """``openConnection``: ``info`` carries ``user``/``password`` (how Druid authenticates JDBC); the password
+    may stay a ``Secret``: :func:`encode` reveals it."""
     return {"request": "openConnection", "connectionId": connection_id, "info": info}
 
 
@@ -157,38 +168,27 @@ def close_connection(connection_id: str) -> dict[str, Any]:
     return {"request": "closeConnection", "connectionId": connection_id}
 
 
-def typed_value(value: Any) -> dict[str, Any]:
-    """A Python parameter → Avatica ``TypedValue``, as the JDBC driver's setters would send it.
+#: Druid type of a classified parameter -> the Avatica TypedValue rep the JDBC driver's setter sends
+_REPS = {
+    "NULL": "OBJECT",
+    "BOOLEAN": "BOOLEAN",
+    "BIGINT": "LONG",
+    "DOUBLE": "DOUBLE",
+    "VARCHAR": "STRING",
+    "TIMESTAMP": "JAVA_SQL_TIMESTAMP",
+    "DATE": "JAVA_SQL_DATE",
+}
 
-    :raises TypeError: for values SQL parameters cannot carry (dicts, objects ...).
+
+def typed_value(value: Any) -> dict[str, Any]:
+    """A parameter → Avatica ``TypedValue``, as the JDBC driver's setters would send it.
+
+    TIMESTAMP is wall-clock UTC milliseconds, DATE days since 1970-01-01 (see :mod:`.params`).
+
+    :raises ConfigurationError: for values SQL parameters cannot carry (see :func:`.params.classify`).
     """
-    if value is None:
-        return {"type": "OBJECT", "value": None, "componentType": None}
-    if isinstance(value, bool):  # before int: bool is an int
-        return {"type": "BOOLEAN", "value": value, "componentType": None}
-    if isinstance(value, int):
-        return {"type": "LONG", "value": value, "componentType": None}
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            raise TypeError("NaN and infinite floats cannot be sent as SQL parameters")
-        return {"type": "DOUBLE", "value": value, "componentType": None}
-    if isinstance(value, decimal.Decimal):
-        return {"type": "NUMBER", "value": float(value), "componentType": None}
-    if isinstance(value, str):
-        return {"type": "STRING", "value": value, "componentType": None}
-    if hasattr(value, "to_pydatetime"):  # pandas.Timestamp
-        value = value.to_pydatetime()
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-        millis = (value - _EPOCH) // dt.timedelta(milliseconds=1)
-        return {"type": "JAVA_SQL_TIMESTAMP", "value": millis, "componentType": None}
-    if isinstance(value, dt.date):
-        return {"type": "JAVA_SQL_DATE", "value": (value - _EPOCH_DATE).days, "componentType": None}
-    raise TypeError(
-        f"a {type(value).__name__} cannot be sent as a SQL parameter "
-        "(use str, int, float, bool, None, datetime or date)"
-    )
+    param = classify(value)
+    return {"type": _REPS[param.type], "value": param.value, "componentType": None}
 
 
 # --- answers
@@ -233,4 +233,4 @@ def frame_columns(frame: dict[str, Any] | None, width: int) -> tuple[list[Sequen
 
 def parameter_values(params: Sequence[Any]) -> list[dict[str, Any]]:
     """The ``parameterValues`` list of an ``execute`` request, one TypedValue per ``?``."""
-    return [typed_value(v) for v in params]
+    return [typed_value(p) for p in check_params(list(params))]

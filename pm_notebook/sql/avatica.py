@@ -18,61 +18,44 @@ from typing import Any
 import requests
 
 from .. import _http
-from .._secret import Secret
 from ..errors import ConfigurationError, PMError, QueryError
-from . import Batch, ColumnSpec, Pending
 from . import _protocol as proto
 from ._errors import from_http_status
+from ._workers import Pending
+from .base import Batch, ColumnSpec, Target
+from .params import check_params
 
-__all__ = ["AvaticaResult", "AvaticaTransport", "avatica_http_url"]
+__all__ = ["AvaticaResult", "AvaticaTransport", "open_transport"]
 
 log = logging.getLogger(__name__)
 
-_JDBC_PREFIX = "jdbc:avatica:remote:url="
 _NO_SUCH_CONNECTION = 1
 FRAME_ROWS = 5000
 
 
-def avatica_http_url(jdbc_url: str) -> str:
-    """The HTTP URL inside an Avatica JDBC URL (driver options after ``;`` dropped).
-
-    >>> avatica_http_url("jdbc:avatica:remote:url=http://h:8082/druid/v2/sql/avatica/;fetch_size=5000")
-    'http://h:8082/druid/v2/sql/avatica/'
-    """
-    if not jdbc_url.startswith(_JDBC_PREFIX):
-        raise ConfigurationError(
-            f"{jdbc_url!r} is not an Avatica remote JDBC URL.",
-            hint=f"It should look like {_JDBC_PREFIX}http://<host>:8082/druid/v2/sql/avatica/",
-        )
-    return jdbc_url[len(_JDBC_PREFIX) :].split(";", 1)[0]
+def open_transport(target: Target) -> AvaticaTransport:
+    """The registry's factory (see :data:`pm_notebook.sql.REGISTRY`)."""
+    return AvaticaTransport(target)
 
 
 class AvaticaTransport:
     """One Avatica connection (opened lazily, reopened if the server forgot it) over one HTTP session.
 
-    :param url: the Avatica endpoint, ``http://<host>:8082/druid/v2/sql/avatica/``.
-    :param user: the JDBC login (the workgroup's client id).
-    :param password: the JDBC password (the client secret); kept out of every repr and message.
-    :param timeout: read timeout of one call, in seconds.
+    :param target: the Avatica endpoint (``avatica_url``), the JDBC login and password (client id and
+        secret: the secret stays a ``Secret`` inside the ``openConnection`` message until it is encoded, and
+        the encoded body hides its repr) and the read timeout of one call.
     :param session: a ``requests.Session`` to use (not closed by :meth:`close`); a private one otherwise.
+    :param frame_rows: rows per Avatica frame.
     """
 
     name = "avatica"
 
     def __init__(
-        self,
-        url: str,
-        user: str,
-        password: Secret | str,
-        *,
-        timeout: float = 300.0,
-        session: requests.Session | None = None,
-        frame_rows: int = FRAME_ROWS,
+        self, target: Target, *, session: requests.Session | None = None, frame_rows: int = FRAME_ROWS
     ) -> None:
-        self.url = url
-        self._user = user
-        self._password = Secret(password)
-        self._timeout = (10.0, float(timeout))
+        self.url = target.avatica_url
+        self._target = target
+        self._timeout = (10.0, float(target.timeout))
         self._own_session = session is None
         self._session = session or requests.Session()
         self._frame_rows = frame_rows
@@ -83,19 +66,12 @@ class AvaticaTransport:
         self._closed = False
 
     def __repr__(self) -> str:
-        return f"AvaticaTransport(url={self.url!r}, user={self._user!r})"
+        return f"AvaticaTransport(url={self.url!r}, user={self._target.user!r})"
 
     # -- calls
-    def call(
-        self,
-        message: dict[str, Any],
-        expected: str,
-        *,
-        sql: str | None = None,
-        session: requests.Session | None = None,
-    ) -> dict[str, Any]:
-        """POST one Avatica message and decode the answer (errors mapped by :mod:`._errors`)."""
-        return self.start_call(message, expected, sql=sql, session=session).result()
+    def call(self, message: dict[str, Any], expected: str, **options: Any) -> dict[str, Any]:
+        """POST one Avatica message and decode the answer (*options* as :meth:`start_call`)."""
+        return self.start_call(message, expected, **options).result()
 
     def start_call(
         self,
@@ -105,7 +81,10 @@ class AvaticaTransport:
         sql: str | None = None,
         session: requests.Session | None = None,
     ) -> Pending:
-        """Start :meth:`call` on a worker thread; ``.result()`` gives the decoded answer."""
+        """Start :meth:`call` on a worker thread; ``.result()`` gives the decoded answer.
+
+        A ``Secret`` in *message* (the password of ``openConnection``) is revealed only by the encoder.
+        """
 
         def post() -> dict[str, Any]:
             response = _http.send(
@@ -130,7 +109,7 @@ class AvaticaTransport:
             raise ClosedError("This Avatica transport is closed.")
         if self._connection_id is None:
             connection_id = str(uuid.uuid4())
-            info = {"user": self._user, "password": self._password.reveal()}
+            info = {"user": self._target.user, "password": self._target.password}
             self.call(proto.open_connection(connection_id, info), "openConnection")
             self.call(proto.connection_sync(connection_id), "connectionSync")
             self._connection_id = connection_id
@@ -154,7 +133,7 @@ class AvaticaTransport:
         """Run *sql* (``?`` placeholders bound from *params*) and return its open result."""
         if not isinstance(sql, str) or not sql.strip():
             raise ConfigurationError("The SQL text is empty.", hint="Pass a SELECT statement.")
-        values = proto.parameter_values(params or [])
+        values = proto.parameter_values(check_params(list(params or [])))
         with self._lock:
             if self._active is not None:  # one open result per connection: the old one is finished or dropped
                 self._active.close()

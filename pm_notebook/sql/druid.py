@@ -11,85 +11,29 @@ Parameters travel in the request's ``parameters`` list; cancellation is ``DELETE
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import logging
-import math
 import queue
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-import orjson
 import requests
 
 from .. import _http
-from .._secret import Secret
 from ..errors import ConfigurationError, PMError, QueryError
-from . import Batch, ColumnSpec, run_in_worker
-from ._errors import from_druid
+from . import druid_protocol as wire
+from ._workers import run_in_worker
+from .base import Batch, ColumnSpec, Target
 
-__all__ = ["DruidResult", "DruidTransport", "druid_parameter"]
+__all__ = ["DruidResult", "DruidTransport", "open_transport"]
 
 log = logging.getLogger(__name__)
 
-_SQL_PATH = "/druid/v2/sql/"
-_CHUNK_BYTES = 1 << 20
-_BYTES_PER_ROW = 128  # to size batches of lines without counting them
 
-
-def druid_parameter(value: Any) -> dict[str, Any]:
-    """A Python value → Druid SQL ``{"type": <SQL type>, "value": ...}`` parameter.
-
-    :raises TypeError: for values SQL parameters cannot carry.
-    """
-    if value is None:
-        return {"type": "VARCHAR", "value": None}
-    if isinstance(value, bool):
-        return {"type": "BOOLEAN", "value": value}
-    if isinstance(value, int):
-        return {"type": "BIGINT", "value": value}
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            raise TypeError("NaN and infinite floats cannot be sent as SQL parameters")
-        return {"type": "DOUBLE", "value": value}
-    if isinstance(value, decimal.Decimal):
-        return {"type": "DOUBLE", "value": float(value)}
-    if isinstance(value, str):
-        return {"type": "VARCHAR", "value": value}
-    if hasattr(value, "to_pydatetime"):  # pandas.Timestamp
-        value = value.to_pydatetime()
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-        return {"type": "TIMESTAMP", "value": value.isoformat(sep=" ", timespec="milliseconds")}
-    if isinstance(value, dt.date):
-        return {"type": "DATE", "value": value.isoformat()}
-    raise TypeError(
-        f"a {type(value).__name__} cannot be sent as a SQL parameter "
-        "(use str, int, float, bool, None, datetime or date)"
-    )
-
-
-def _column_specs(names: Any, native: Any, sql: Any) -> tuple[ColumnSpec, ...]:
-    """Columns from the three arrayLines header lines: names, Druid native types, SQL types."""
-    if not (isinstance(names, list) and isinstance(native, list) and isinstance(sql, list)):
-        raise QueryError(
-            "The Druid SQL endpoint sent no type header lines.",
-            hint="Is the SQL URL pointing at a Druid broker (port 8082)?",
-        )
-    columns = []
-    for i, name in enumerate(names):
-        declared = sql[i] if i < len(sql) and sql[i] else native[i] if i < len(native) else None
-        sql_type = str(declared or "VARCHAR").upper()
-        element = None
-        if sql_type.endswith(" ARRAY"):
-            sql_type, element = "ARRAY", sql_type[: -len(" ARRAY")]
-        elif sql_type.startswith("ARRAY<"):
-            sql_type, element = "ARRAY", sql_type[len("ARRAY<") : -1]
-        columns.append(ColumnSpec(name=str(name), type_name=sql_type, element_type=element))
-    return tuple(columns)
+def open_transport(target: Target) -> DruidTransport:
+    """The registry's factory (see :data:`pm_notebook.sql.REGISTRY`)."""
+    return DruidTransport(target)
 
 
 class _Exchange:
@@ -117,7 +61,7 @@ class _Exchange:
             self._put(response)
             if response.status_code != 200:
                 return  # the caller reads the error body
-            for chunk in response.iter_content(chunk_size=_CHUNK_BYTES):
+            for chunk in response.iter_content(chunk_size=wire.CHUNK_BYTES):
                 if not self._put(chunk):
                     return
             self._put(self._END)
@@ -166,29 +110,19 @@ class _Exchange:
 class DruidTransport:
     """Druid SQL HTTP API client for one broker.
 
-    :param url: ``http://<host>:8082`` (the SQL path is added), or the full ``.../druid/v2/sql/`` URL.
-    :param user: HTTP Basic user (the workgroup's client id).
-    :param password: HTTP Basic password (the client secret); kept out of every repr and message.
-    :param timeout: read timeout between two chunks of the answer, in seconds.
+    :param target: the broker's ``sql_http_url`` (``http://<host>:8082``, or the full ``.../druid/v2/sql/``
+        URL), the HTTP Basic user and password (client id and secret, kept a ``Secret`` until the request is
+        sent) and the read timeout between two chunks of the answer.
     :param session: a ``requests.Session`` to use (not closed by :meth:`close`); a private one otherwise.
     """
 
     name = "druid"
 
-    def __init__(
-        self,
-        url: str,
-        user: str,
-        password: Secret | str,
-        *,
-        timeout: float = 300.0,
-        session: requests.Session | None = None,
-    ) -> None:
-        url = url.rstrip("/")
-        self.url = url + "/" if url.endswith(_SQL_PATH.rstrip("/")) else url + _SQL_PATH
-        self._user = user
-        self._password = Secret(password)
-        self._timeout = (10.0, float(timeout))
+    def __init__(self, target: Target, *, session: requests.Session | None = None) -> None:
+        url = target.sql_http_url.rstrip("/")
+        self.url = url + "/" if url.endswith(wire.SQL_PATH.rstrip("/")) else url + wire.SQL_PATH
+        self._target = target
+        self._timeout = (10.0, float(target.timeout))
         self._own_session = session is None
         self._session = session or requests.Session()
         self._lock = threading.Lock()
@@ -196,7 +130,7 @@ class DruidTransport:
         self._closed = False
 
     def __repr__(self) -> str:
-        return f"DruidTransport(url={self.url!r}, user={self._user!r})"
+        return f"DruidTransport(url={self.url!r}, user={self._target.user!r})"
 
     def execute(
         self, sql: str, params: Sequence[Any] | None = None, *, batch_rows: int = 65536
@@ -209,20 +143,11 @@ class DruidTransport:
         if not isinstance(sql, str) or not sql.strip():
             raise ConfigurationError("The SQL text is empty.", hint="Pass a SELECT statement.")
         query_id = f"pm-{uuid.uuid4()}"
-        body = {
-            "query": sql,
-            "resultFormat": "arrayLines",
-            "header": True,
-            "typesHeader": True,
-            "sqlTypesHeader": True,
-            "parameters": [druid_parameter(v) for v in (params or [])],
-            "context": {"sqlQueryId": query_id, "sqlTimeZone": "Etc/UTC"},
-        }
+        data = wire.request_body(sql, params, query_id)
         with self._lock:
             if self._active is not None:
                 self._active.close()
             result = DruidResult(self, sql, query_id, batch_rows)
-            data = orjson.dumps(body)
             exchange = _Exchange(
                 lambda: _http.send(
                     self._session,
@@ -231,7 +156,7 @@ class DruidTransport:
                     timeout=self._timeout,
                     what="Druid SQL query",
                     data=data,
-                    auth=(self._user, self._password.reveal()),
+                    auth=_http.SecretBasicAuth(self._target.user, self._target.password),
                     stream=True,
                     headers={"Content-Type": "application/json"},
                 )
@@ -251,7 +176,7 @@ class DruidTransport:
                     self.url + query_id,
                     timeout=(5.0, 10.0),
                     what="Druid SQL cancel",
-                    auth=(self._user, self._password.reveal()),
+                    auth=_http.SecretBasicAuth(self._target.user, self._target.password),
                 )
                 log.debug("Druid cancel of %s answered %s", query_id, response.status_code)
             except PMError as exc:
@@ -269,18 +194,18 @@ class DruidTransport:
 
 
 class DruidResult:
-    """A streaming Druid SQL answer: three header lines give :attr:`columns`, then batches of JSON arrays."""
+    """A streaming Druid SQL answer: the header lines give :attr:`columns`, then batches of JSON arrays."""
 
     def __init__(self, transport: DruidTransport, sql: str, query_id: str, batch_rows: int) -> None:
         self._transport = transport
         self.sql = sql
         self.query_id = query_id
-        self._batch_rows = max(1, batch_rows)
+        self._parser = wire.AnswerParser(
+            sql=sql, batch_bytes=max(wire.CHUNK_BYTES, max(1, batch_rows) * wire.BYTES_PER_ROW)
+        )
         self.columns: tuple[ColumnSpec, ...] = ()
-        self._response: requests.Response | None = None
         self._reader: _Exchange | None = None
-        self._rest = b""
-        self._tail = b""
+        self._ready: list[Batch] = []  # batches parsed while the header was read
         self._done = False
         self._closed = False
 
@@ -296,75 +221,41 @@ class DruidResult:
             self._closed = True
             exchange.close()
             raise
-        self._response = response
         if response.status_code != 200:
             try:
-                text = response.content
-                body: Any = orjson.loads(text)
-            except (orjson.JSONDecodeError, requests.RequestException):
-                body = response.text[:1000]
+                content = response.content
+            except requests.RequestException:
+                content = b""
             finally:
                 response.close()
             self._closed = True
-            raise from_druid(response.status_code, body, sql=self.sql, url=self._transport.url)
+            raise wire.error_from_answer(response.status_code, content, sql=self.sql, url=self._transport.url)
         try:
-            header = [self._read_line() for _ in range(3)]
-            if header[0] is None:
-                raise QueryError("The Druid SQL endpoint sent an empty answer.", sql=self.sql)
-            try:
-                self.columns = _column_specs(*(orjson.loads(line or b"null") for line in header))
-            except orjson.JSONDecodeError as exc:
-                raise QueryError(
-                    "The Druid SQL endpoint sent a header that is not JSON.", sql=self.sql
-                ) from exc
+            while self._parser.columns is None:
+                chunk = exchange.next()
+                if chunk is None:
+                    self._done = True
+                    self._ready.extend(self._parser.end())
+                    break
+                self._ready.extend(self._parser.feed(chunk))
+            self.columns = self._parser.columns or ()
         except BaseException:
             self.close()
             raise
 
-    def _next_chunk(self) -> bytes | None:
-        assert self._reader is not None
-        chunk = self._reader.next()
-        if chunk is not None:
-            self._tail = (self._tail + chunk[-2:])[-2:]
-        return chunk
-
-    def _read_line(self) -> bytes | None:
-        while b"\n" not in self._rest:
-            chunk = self._next_chunk()
-            if chunk is None:
-                line, self._rest = self._rest, b""
-                return line or None
-            self._rest += chunk
-        line, _, self._rest = self._rest.partition(b"\n")
-        return line
-
     def batches(self) -> Iterator[Batch]:
         """Yield batches of whole JSON lines, about ``batch_rows`` rows each (sized in bytes, not counted)."""
-        pending: list[bytes] = [self._rest]
-        self._rest = b""
-        size = len(pending[0])
-        limit = max(_CHUNK_BYTES, self._batch_rows * _BYTES_PER_ROW)
+        assert self._reader is not None
         try:
-            while (chunk := self._next_chunk()) is not None:
-                pending.append(chunk)
-                size += len(chunk)
-                if size >= limit:
-                    data = b"".join(pending)
-                    cut = data.rfind(b"\n") + 1
-                    pending, size = [data[cut:]], len(data) - cut
-                    batch = self._batch(data[: cut - 1] if cut else b"")
-                    if batch is not None:
-                        yield batch
-            self._done = True
-            if self._tail != b"\n\n":  # Druid ends a complete answer with an empty line
-                raise QueryError(
-                    "The Druid SQL answer ended early: the query failed on the server after rows were sent.",
-                    sql=self.sql,
-                    hint="Run the query again; if it keeps failing, narrow it (LIMIT, WHERE).",
-                )
-            batch = self._batch(b"".join(pending))
-            if batch is not None:
-                yield batch
+            ready, self._ready = self._ready, []
+            yield from ready
+            while not self._done:
+                chunk = self._reader.next()
+                if chunk is None:
+                    self._done = True
+                    yield from self._parser.end()
+                else:
+                    yield from self._parser.feed(chunk)
         except KeyboardInterrupt:
             self.cancel()
             raise
@@ -378,15 +269,6 @@ class DruidResult:
         finally:
             if self._done:
                 self.close()
-
-    def _batch(self, lines: bytes) -> Batch | None:
-        if lines.endswith(b"\n") or lines.startswith(b"\n"):  # the end-of-results blank line
-            lines = lines.strip(b"\n")
-        if not lines:
-            return None
-        if not lines.startswith(b"["):
-            raise QueryError("The Druid SQL endpoint sent rows that are not JSON arrays.", sql=self.sql)
-        return Batch(self.columns, (), -1, array_lines=lines)
 
     def cancel(self) -> None:
         """Cancel the query on the server and drop the HTTP stream."""

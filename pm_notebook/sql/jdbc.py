@@ -16,9 +16,7 @@ functions only.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
-import math
 import mmap
 import sys
 import threading
@@ -27,13 +25,15 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from .._secret import Secret
+from ..config import jdbc_url_with_options, mask_jdbc_url
 from ..errors import ClosedError, ConfigurationError, DriverError, QueryError
-from . import Batch, ColumnSpec, at_worker_exit, run_in_worker, run_interruptible
 from ._errors import from_java
 from ._jvm import DRIVER_CLASS, HELPER_CLASS, clear_interrupt, ensure_jvm, helper_jar
+from ._workers import at_worker_exit, run_in_worker, run_interruptible
+from .base import Batch, ColumnSpec, Target
+from .params import Param, check_params
 
-__all__ = ["JdbcResult", "JdbcTransport", "jdbc_url_with_options", "run_java"]
+__all__ = ["JdbcResult", "JdbcTransport", "open_transport", "run_java"]
 
 log = logging.getLogger(__name__)
 
@@ -70,15 +70,9 @@ _JDBC_TYPE_NAMES = {
 }
 
 
-def jdbc_url_with_options(url: str, **options: Any) -> str:
-    """Append driver options (``;key=value``) that the URL does not set already.
-
-    >>> jdbc_url_with_options("jdbc:avatica:remote:url=http://h:8082/x/", fetch_size=5000)
-    'jdbc:avatica:remote:url=http://h:8082/x/;fetch_size=5000'
-    """
-    present = {part.split("=", 1)[0].strip().lower() for part in url.split(";")[1:]}
-    extra = [f"{k}={v}" for k, v in options.items() if k.lower() not in present]
-    return ";".join([url.rstrip(";"), *extra]) if extra else url
+def open_transport(target: Target) -> JdbcTransport:
+    """The registry's factory (see :data:`pm_notebook.sql.REGISTRY`)."""
+    return JdbcTransport(target)
 
 
 def run_java(call: Callable[[], T], *, on_interrupt: Callable[[], None] | None = None) -> T:
@@ -106,28 +100,18 @@ at_worker_exit(_detach_thread)
 class JdbcTransport:
     """One JDBC connection through the Avatica driver (opened lazily; replaced after a cancel).
 
-    :param jdbc_url: ``jdbc:avatica:remote:url=http://<host>:8082/druid/v2/sql/avatica/``.
-    :param user: the JDBC login (the workgroup's client id).
-    :param password: the JDBC password (the client secret); kept out of every repr and message.
-    :param driver: the driver jar (else ``PM_JDBC_DRIVER``, else the cached download).
+    :param target: the JDBC URL, login and password (client id and secret: the secret is revealed only into
+        the driver's ``Properties``) and the driver jar (else ``PM_JDBC_DRIVER``, else the cached download).
     :param fetch_size: rows per Avatica frame (``;fetch_size=`` on the URL).
     """
 
     name = "jdbc"
 
-    def __init__(
-        self,
-        jdbc_url: str,
-        user: str,
-        password: Secret | str,
-        *,
-        driver: str | None = None,
-        fetch_size: int = FETCH_SIZE,
-    ) -> None:
-        self.url = jdbc_url_with_options(jdbc_url, fetch_size=fetch_size, transparent_reconnection="true")
-        self._user = user
-        self._password = Secret(password)
-        self._driver = driver
+    def __init__(self, target: Target, *, fetch_size: int = FETCH_SIZE) -> None:
+        self.url = jdbc_url_with_options(
+            target.jdbc_url, fetch_size=fetch_size, transparent_reconnection="true"
+        )
+        self._target = target
         self._lock = threading.RLock()
         self._jconn: Any = None
         self._shared: Any = None  # one Statement reused by unparameterised queries: one round trip each
@@ -135,27 +119,29 @@ class JdbcTransport:
         self._closed = False
 
     def __repr__(self) -> str:
-        return f"JdbcTransport(url={self.url!r}, user={self._user!r})"
+        return f"JdbcTransport(url={mask_jdbc_url(self.url)!r}, user={self._target.user!r})"
 
     def _connection(self) -> Any:
         if self._closed:
             raise ClosedError("This JDBC transport is closed.")
         if self._jconn is None:
-            ensure_jvm(self._driver)
+            ensure_jvm(self._target.driver)
             import jpype
 
             props = jpype.java.util.Properties()
-            props.setProperty("user", self._user)
-            props.setProperty("password", self._password.reveal())
+            props.setProperty("user", self._target.user)
+            props.setProperty("password", self._target.password.reveal())  # straight into Java
             driver = jpype.JClass(DRIVER_CLASS)()
             try:
                 jconn = run_java(lambda: driver.connect(self.url, props))
             except jpype.JException as exc:
-                raise from_java(exc, url=self.url) from None
+                raise from_java(exc, url=mask_jdbc_url(self.url)) from None
             if jconn is None:
-                raise ConfigurationError(f"The Avatica driver does not accept the URL {self.url!r}.")
+                raise ConfigurationError(
+                    f"The Avatica driver does not accept the URL {mask_jdbc_url(self.url)!r}."
+                )
             self._jconn = jconn
-            log.debug("JDBC connection opened on %s", self.url)
+            log.debug("JDBC connection opened on %s", mask_jdbc_url(self.url))
         return self._jconn
 
     def abandon_connection(self) -> None:
@@ -178,7 +164,7 @@ class JdbcTransport:
                 self._active.close()
             jconn = self._connection()
             result = JdbcResult(self, sql, batch_rows)
-            values = list(params or [])
+            values = check_params(list(params or []))
 
             def start() -> Any:
                 if values:
@@ -200,7 +186,7 @@ class JdbcTransport:
                     return call()
                 except jpype.JException as exc:
                     result.close()
-                    raise from_java(exc, sql=sql, url=self.url) from None
+                    raise from_java(exc, sql=sql, url=mask_jdbc_url(self.url)) from None
                 except BaseException:
                     result.close()
                     raise
@@ -250,36 +236,30 @@ def _close_in_background(obj: Any, *, cancel_first: bool = False) -> None:
     run_in_worker(close)
 
 
-def _bind(statement: Any, index: int, value: Any) -> None:
+def _bind(statement: Any, index: int, param: Param) -> None:
+    """Bind a classified parameter with the setter that sends the same Avatica TypedValue as the
+    ``avatica`` transport (TIMESTAMP: wall-clock UTC ms; the JVM runs with ``user.timezone=UTC``)."""
     import jpype
 
-    if value is None:
+    kind, value = param.type, param.value
+    if kind == "NULL":
         statement.setNull(index, jpype.java.sql.Types.NULL)
-    elif isinstance(value, bool):
+    elif kind == "BOOLEAN":
         statement.setBoolean(index, value)
-    elif isinstance(value, int):
+    elif kind == "BIGINT":
         statement.setLong(index, value)
-    elif isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            raise TypeError("NaN and infinite floats cannot be sent as SQL parameters")
+    elif kind == "DOUBLE":
         statement.setDouble(index, value)
-    elif isinstance(value, str):
+    elif kind == "VARCHAR":
         statement.setString(index, value)
-    elif isinstance(value, (dt.datetime, dt.date)) or hasattr(value, "to_pydatetime"):
-        if hasattr(value, "to_pydatetime"):
-            value = value.to_pydatetime()
-        if isinstance(value, dt.datetime):
-            if value.tzinfo is not None:
-                value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-            millis = (value - dt.datetime(1970, 1, 1)) // dt.timedelta(milliseconds=1)
-            statement.setTimestamp(index, jpype.java.sql.Timestamp(jpype.JLong(millis)))
-        else:
-            statement.setDate(index, jpype.java.sql.Date.valueOf(value.isoformat()))
-    else:
-        raise TypeError(
-            f"a {type(value).__name__} cannot be sent as a SQL parameter "
-            "(use str, int, float, bool, None, datetime or date)"
-        )
+    elif kind == "TIMESTAMP":
+        statement.setTimestamp(index, jpype.java.sql.Timestamp(jpype.JLong(value)))
+    elif kind == "DATE":
+        # From the day count, not Date.valueOf(text): that reads dates before 1582-10-15 in the Julian
+        # calendar and would shift them by days.
+        statement.setDate(index, jpype.java.sql.Date(jpype.JLong(param.value * 86_400_000)))
+    else:  # pragma: no cover - classify() gives only the kinds above
+        raise AssertionError(f"unclassified parameter type {kind}")
 
 
 class JdbcResult:
@@ -333,7 +313,7 @@ class JdbcResult:
                         )
                     )
                 except jpype.JException as exc:
-                    raise from_java(exc, sql=self.sql, url=self._transport.url) from None
+                    raise from_java(exc, sql=self.sql, url=mask_jdbc_url(self._transport.url)) from None
                 if reader.isDone():
                     self._done = True
                 if n:

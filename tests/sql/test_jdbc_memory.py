@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from pm_notebook.sql import jdbc, make_transport
+from pm_notebook.sql import Target, jdbc, make_transport
 
 pytestmark = pytest.mark.jdbc
 
@@ -52,11 +52,7 @@ def test_small_chunks_give_the_same_frame_as_avatica(small_batches, demo_tables)
 def transport(sandbox):
     demo = sandbox.workgroups["demo"]
     jdbc_transport = make_transport(
-        "jdbc",
-        jdbc_url=sandbox.jdbc_url,
-        sql_http_url=sandbox.base_url,
-        user=demo.client_id,
-        password=demo.client_secret,
+        "jdbc", Target.from_jdbc_url(sandbox.jdbc_url, demo.client_id, demo.client_secret)
     )
     yield jdbc_transport
     jdbc_transport.close()

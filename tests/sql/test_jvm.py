@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from pm_notebook.errors import DriverError
-from pm_notebook.sql import _jvm, make_transport
+from pm_notebook.sql import Target, _jvm, make_transport
 
 
 def test_given_driver_path_must_exist_and_be_a_jar(tmp_path, monkeypatch) -> None:
@@ -102,12 +102,9 @@ def test_jvm_started_elsewhere_without_the_jars_is_explained() -> None:
 
 def test_transports_never_show_the_password() -> None:
     for name in ("druid", "avatica", "jdbc"):
-        transport = make_transport(
-            name,
-            jdbc_url="jdbc:avatica:remote:url=http://127.0.0.1:1/druid/v2/sql/avatica/",
-            sql_http_url="http://127.0.0.1:1",
-            user="wg",
-            password="s3cret-value",
+        target = Target.from_jdbc_url(
+            "jdbc:avatica:remote:url=http://127.0.0.1:1/druid/v2/sql/avatica/", "wg", "s3cret-value"
         )
+        transport = make_transport(name, target)
         assert "s3cret-value" not in repr(transport)
         transport.close()

@@ -119,7 +119,9 @@ def test_typed_values_match_the_recorded_encodings(value, wire) -> None:
 
 @pytest.mark.parametrize("bad", [{"a": 1}, object(), float("nan")])
 def test_unsendable_parameters_are_refused_clearly(bad) -> None:
-    with pytest.raises(TypeError, match="SQL parameter"):
+    from pm_notebook.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="cannot be sent to SQL"):
         proto.typed_value(bad)
 
 

@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from pm_notebook.sql import Pending, _Workers, run_interruptible
+from pm_notebook.sql import Pending, run_interruptible
+from pm_notebook.sql._workers import _Workers
 
 
 def _wait_until(predicate, timeout: float = 10.0) -> bool:
@@ -95,7 +96,7 @@ def test_a_jdbc_worker_stays_attached_to_the_jvm_between_calls_and_detaches_at_i
     import _jpype
     import jpype
 
-    from pm_notebook import sql
+    from pm_notebook.sql import _workers as sql
     from pm_notebook.sql._jvm import ensure_jvm
     from pm_notebook.sql.jdbc import _detach_thread, run_java
 

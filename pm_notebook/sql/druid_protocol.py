@@ -1,0 +1,205 @@
+"""Sans-IO Druid SQL HTTP API (``POST /druid/v2/sql/``, ``resultFormat=arrayLines``): no sockets, no threads.
+
+- :func:`request_body` builds the bytes to POST (query, header flags, typed ``parameters``, context);
+- :func:`error_from_answer` maps a non-200 answer body to the matching error;
+- :class:`AnswerParser` is fed the answer body in chunks of any size and gives back the declared columns
+  (the three header lines: names, Druid types, SQL types → :class:`~pm_notebook.sql.base.ColumnSpec`) and
+  :class:`~pm_notebook.sql.base.Batch` objects of whole JSON-array lines; at the end of the body it checks the
+  end-of-answer mark (Druid ends a complete answer with an empty line; a query that fails after rows were
+  sent just stops) and an error object in place of a row (the error trailer).
+
+:mod:`pm_notebook.sql.druid` does the I/O around it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from ..errors import PMError, QueryError
+from ._errors import from_druid
+from .base import Batch, ColumnSpec
+from .params import Param, check_params
+
+__all__ = ["SQL_PATH", "AnswerParser", "column_specs", "error_from_answer", "parameter", "request_body"]
+
+SQL_PATH = "/druid/v2/sql/"
+#: batches are cut at line ends once this many bytes are held (``batch_rows`` × this / row at least)
+BYTES_PER_ROW = 128
+CHUNK_BYTES = 1 << 20
+
+
+def parameter(param: Param) -> dict[str, Any]:
+    """A classified parameter → Druid's ``{"type": <SQL type>, "value": ...}`` (NULL travels as VARCHAR)."""
+    if param.type == "NULL":
+        return {"type": "VARCHAR", "value": None}
+    if param.type in ("TIMESTAMP", "DATE"):
+        return {"type": param.type, "value": param.iso()}
+    return {"type": param.type, "value": param.value}
+
+
+def request_body(sql: str, params: Sequence[Any] | None, query_id: str) -> bytes:
+    """The JSON body of one query: ``arrayLines`` with the three header lines, UTC, our query id."""
+    return orjson.dumps(
+        {
+            "query": sql,
+            "resultFormat": "arrayLines",
+            "header": True,
+            "typesHeader": True,
+            "sqlTypesHeader": True,
+            "parameters": [parameter(p) for p in check_params(list(params or []))],
+            "context": {"sqlQueryId": query_id, "sqlTimeZone": "Etc/UTC"},
+        }
+    )
+
+
+def error_from_answer(
+    status: int, content: bytes, *, sql: str | None = None, url: str | None = None
+) -> PMError:
+    """The error for a non-200 answer (a Druid error object, or the first 1000 characters of other text)."""
+    try:
+        body: Any = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        body = content[:1000].decode("utf-8", "replace")
+    return from_druid(status, body, sql=sql, url=url)
+
+
+def column_specs(names: Any, native: Any, sql: Any) -> tuple[ColumnSpec, ...]:
+    """Columns from the three header lines: names, Druid native types, SQL types (preferred)."""
+    if not (isinstance(names, list) and isinstance(native, list) and isinstance(sql, list)):
+        raise QueryError(
+            "The Druid SQL endpoint sent no type header lines.",
+            hint="Is the SQL URL pointing at a Druid broker (port 8082)?",
+        )
+    columns = []
+    for i, name in enumerate(names):
+        declared = sql[i] if i < len(sql) and sql[i] else native[i] if i < len(native) else None
+        sql_type = str(declared or "VARCHAR").upper()
+        element = None
+        if sql_type.endswith(" ARRAY"):
+            sql_type, element = "ARRAY", sql_type[: -len(" ARRAY")]
+        elif sql_type.startswith("ARRAY<") and sql_type.endswith(">"):
+            sql_type, element = "ARRAY", sql_type[len("ARRAY<") : -1]
+        columns.append(ColumnSpec(name=str(name), type_name=sql_type, element_type=element))
+    return tuple(columns)
+
+
+class AnswerParser:
+    """The state of one ``arrayLines`` answer body being read.
+
+    Call :meth:`feed` with each chunk as it arrives (any split, down to single bytes); :attr:`columns` is set
+    once the three header lines are complete. :meth:`feed` returns the batches that are ready (about
+    *batch_bytes* each, cut at line ends); :meth:`end` (at the end of the body) returns the rest or raises.
+
+    :param sql: the statement, for error messages.
+    :param batch_bytes: how many bytes of lines make a batch.
+    """
+
+    def __init__(self, *, sql: str | None = None, batch_bytes: int = CHUNK_BYTES) -> None:
+        self.sql = sql
+        self.columns: tuple[ColumnSpec, ...] | None = None
+        self._batch_bytes = max(1, batch_bytes)
+        self._header: list[bytes] = []
+        self._parts: list[bytes] = []  # body bytes after the header not yet handed out
+        self._size = 0
+        self._tail = b""  # the last two bytes of the body: the end-of-answer mark
+        self._ended = False
+
+    def feed(self, chunk: bytes) -> list[Batch]:
+        """Take the next chunk of the body; return the batches now complete."""
+        if self._ended:
+            raise RuntimeError("AnswerParser.feed after end()")
+        if not chunk:
+            return []
+        self._tail = (self._tail + chunk[-2:])[-2:]
+        if self.columns is None:
+            chunk = self._take_header(chunk)
+            if self.columns is None or not chunk:
+                return []
+        self._parts.append(chunk)
+        self._size += len(chunk)
+        if self._size < self._batch_bytes:
+            return []
+        data = b"".join(self._parts)
+        cut = data.rfind(b"\n") + 1
+        self._parts, self._size = ([data[cut:]], len(data) - cut) if cut < len(data) else ([], 0)
+        batch = self._batch(data[:cut])
+        return [batch] if batch is not None else []
+
+    def _take_header(self, chunk: bytes) -> bytes:
+        """Collect header bytes until three lines are complete; return what follows them."""
+        self._header.append(chunk)
+        data = b"".join(self._header)
+        ends: list[int] = []
+        at = -1
+        while len(ends) < 3:
+            at = data.find(b"\n", at + 1)
+            if at < 0:
+                self._header = [data]
+                return b""
+            ends.append(at)
+        lines = [data[: ends[0]], data[ends[0] + 1 : ends[1]], data[ends[1] + 1 : ends[2]]]
+        self._header = []
+        self._set_columns(lines)
+        return data[ends[2] + 1 :]
+
+    def _set_columns(self, lines: list[bytes]) -> None:
+        try:
+            decoded = [orjson.loads(line) if line else None for line in lines]
+        except orjson.JSONDecodeError as exc:
+            raise QueryError("The Druid SQL endpoint sent a header that is not JSON.", sql=self.sql) from exc
+        if isinstance(decoded[0], dict):  # an error object where the header belongs
+            raise self._trailer_error(decoded[0])
+        self.columns = column_specs(*decoded)
+
+    def end(self) -> list[Batch]:
+        """The body is over: return the last batch, or raise if the answer is cut short or failed.
+
+        :raises QueryError: no header, or no end-of-answer mark (the query failed after rows were sent), or
+            an error object where rows belong.
+        """
+        self._ended = True
+        if self.columns is None:
+            if not b"".join(self._header).strip():
+                raise QueryError("The Druid SQL endpoint sent an empty answer.", sql=self.sql)
+            self._set_columns([*b"".join(self._header).split(b"\n"), b"", b""][:3])
+            if self.columns is None:  # pragma: no cover - _set_columns raises or sets
+                raise QueryError("The Druid SQL endpoint sent no type header lines.", sql=self.sql)
+        data = b"".join(self._parts)
+        self._parts, self._size = [], 0
+        batch = self._batch(data)  # an error trailer is reported before the missing end mark
+        if self._tail != b"\n\n":
+            raise QueryError(
+                "The Druid SQL answer ended early: the query failed on the server after rows were sent.",
+                sql=self.sql,
+                hint="Run the query again; if it keeps failing, narrow it (LIMIT, WHERE).",
+            )
+        return [batch] if batch is not None else []
+
+    def _batch(self, lines: bytes) -> Batch | None:
+        lines = lines.strip(b"\n")  # line ends at the cut, and the end-of-answer empty line
+        if not lines:
+            return None
+        if not lines.startswith(b"[") or b"\n{" in lines:
+            self._raise_bad_line(lines)
+        assert self.columns is not None
+        return Batch(self.columns, (), -1, array_lines=lines)
+
+    def _raise_bad_line(self, lines: bytes) -> None:
+        for line in lines.split(b"\n"):
+            if line.startswith(b"["):
+                continue
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                value = None
+            if isinstance(value, dict):
+                raise self._trailer_error(value)
+            break
+        raise QueryError("The Druid SQL endpoint sent rows that are not JSON arrays.", sql=self.sql)
+
+    def _trailer_error(self, body: dict[str, Any]) -> PMError:
+        """An error object sent in place of rows: the query failed after the answer began."""
+        return from_druid(500, body, sql=self.sql)
