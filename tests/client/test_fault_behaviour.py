@@ -284,17 +284,11 @@ def _restart_on_same_ports(sandbox_factory, sb):
 
 @pytest.mark.parametrize("transport", ["druid", "avatica"])
 def test_slow_sql_answer_hits_the_transport_timeout(sandbox, transport):
-    from pm_notebook.sql import make_transport
+    from pm_notebook.sql import Target, make_transport
 
     wg = sandbox.workgroups["demo"]
-    sql = make_transport(
-        transport,
-        jdbc_url=sandbox.jdbc_url,
-        sql_http_url=sandbox.sql_url,
-        user=wg.client_id,
-        password=wg.client_secret,
-        timeout=1.0,
-    )
+    target = Target.from_jdbc_url(sandbox.jdbc_url, wg.client_id, wg.client_secret, timeout=1.0)
+    sql = make_transport(transport, target)
     try:
         sandbox.fault(SQL_PREFIX[transport], status=None, delay=4.0, times=5)
         with pytest.raises(RequestTimeout) as info:
