@@ -50,13 +50,16 @@ RULES: dict[str, set[str]] = {
     "api": {"auth", "_http"},
     "sql.*": {"auth", "_http", "config"},
     "frames": set(),
-    "connection": {"config", "auth", "api", "sql", "frames", "_http"},
+    "connection": {"config", "auth", "api", "sql", "frames", "_http", "mining"},
+    # process-mining answers: core, built on the Connection it is handed (imported for typing only);
+    # never IPython, widgets or the sandbox
+    "mining.*": set(),
     "_context": set(),
     "magic": {"connection", "config", "_context", "_magic_args", "_magic_display", "_template"},
     "_magic_args": set(),
     "_magic_display": set(),
     "_template": set(),
-    "widgets.*": {"connection", "api", "config", "_context"},
+    "widgets.*": {"connection", "api", "config", "_context", "mining"},
     "testing": {"magic", "connection"},
     "sandbox.*": set(),
 }
