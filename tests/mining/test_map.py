@@ -49,8 +49,9 @@ def test_to_pm4py_matches_pm4py_discover_dfg_on_the_pulled_events(log, pmap):
 
         events = log.to_pm4py(dimensions=None)
         events = pm4py.format_dataframe(
-            events, case_id="case:concept:name", activity_key="concept:name", timestamp_key="start_timestamp"
+            events, case_id="case:concept:name", activity_key="concept:name", timestamp_key="time:timestamp"
         )
+        assert "start_timestamp" in events.columns
         dfg, starts, ends = pm4py.discover_dfg(
             events,
             case_id_key="case:concept:name",
