@@ -352,16 +352,17 @@ class ProcessLog:
         where_c, pc = self._where("cases")
         rework = s.col("cases", "rework")
         sql_cases = (
-            f"SELECT COUNT(*) AS cases, AVG(CAST({d} AS DOUBLE)) AS mean_throughput, "
-            f"{self._q(0.5, d)} AS median_throughput, {self._q(0.9, d)} AS p90_throughput, "
-            f"SUM(CASE WHEN {rework} > 0 THEN 1 ELSE 0 END) AS rework_cases, "
-            f"MIN({t}) AS first_event, MAX({end}) AS last_event_ms FROM {s.table('cases')}{where_c}"
+            f'SELECT COUNT(*) AS "cases", AVG(CAST({d} AS DOUBLE)) AS "mean_throughput", '
+            f'{self._q(0.5, d)} AS "median_throughput", {self._q(0.9, d)} AS "p90_throughput", '
+            f'SUM(CASE WHEN {rework} > 0 THEN 1 ELSE 0 END) AS "rework_cases", '
+            f'MIN({t}) AS "first_event", MAX({end}) AS "last_event_ms" FROM {s.table("cases")}{where_c}'
         )
         where_v, pv = self._where("vertex")
-        sql_events = f"SELECT COUNT(*) AS events FROM {s.table('vertex')}{where_v}"
+        sql_events = f'SELECT COUNT(*) AS "events" FROM {s.table("vertex")}{where_v}'
         key = s.col("cases", "variant")
         sql_variants = (
-            f"SELECT COUNT(*) AS variants FROM (SELECT {key} FROM {s.table('cases')}{where_c} GROUP BY {key})"
+            f'SELECT COUNT(*) AS "variants" FROM '
+            f"(SELECT {key} FROM {s.table('cases')}{where_c} GROUP BY {key})"
         )
         c = self._run(sql_cases, pc)
         events = int(self._run(sql_events, pv).iloc[0, 0])
@@ -388,7 +389,7 @@ class ProcessLog:
     def _total_cases(self) -> tuple[int, str]:
         s = self._schema()
         where_c, pc = self._where("cases")
-        sql = f"SELECT COUNT(*) AS cases FROM {s.table('cases')}{where_c}"
+        sql = f'SELECT COUNT(*) AS "cases" FROM {s.table("cases")}{where_c}'
         return int(self._run(sql, pc).iloc[0, 0]), sql
 
     def variants(self, top: int = 20, by: str = "process") -> pd.DataFrame:
@@ -400,11 +401,12 @@ class ProcessLog:
         key, d, case = s.col("cases", role), s.col("cases", "duration"), s.col("cases", "case")
         where_c, pc = self._where("cases")
         names = s.lookup("_variant_name") if role == "model" else None
-        name_sel = f", LOOKUP({key}, '{names}') AS name" if names else ""
+        name_sel = f", LOOKUP({key}, '{names}') AS \"name\"" if names else ""
         name_grp = f", LOOKUP({key}, '{names}')" if names else ""
         sql = (
-            f"SELECT {key} AS variant{name_sel}, COUNT(*) AS cases, {self._q(0.5, d)} AS median_duration, "
-            f"{self._q(0.9, d)} AS p90_duration, EARLIEST({case}, 1024) AS example_case "
+            f'SELECT {key} AS "variant"{name_sel}, COUNT(*) AS "cases", '
+            f'{self._q(0.5, d)} AS "median_duration", '
+            f'{self._q(0.9, d)} AS "p90_duration", EARLIEST({case}, 1024) AS "example_case" '
             f"FROM {s.table('cases')}{where_c} GROUP BY {key}{name_grp} "
             f"ORDER BY cases DESC, {key} LIMIT {top}"
         )
@@ -433,7 +435,7 @@ class ProcessLog:
         s = self._schema()
         case, act, t, end = (s.col("vertex", r) for r in ("case", "activity", "time", "end"))
         sql = (
-            f"SELECT {case} AS case_id, {act} AS activity, {t} AS started, {end} AS ended "
+            f'SELECT {case} AS "case_id", {act} AS "activity", {t} AS "started", {end} AS "ended" '
             f"FROM {s.table('vertex')} WHERE {case} IN ({_placeholders(len(case_ids))}) ORDER BY {t}"
         )
         rows = self._run(sql, case_ids)
@@ -456,12 +458,12 @@ class ProcessLog:
         d = s.col("cases", "duration")
         key, label, order = self._group_key(by)
         where_c, pc = self._where("cases")
-        qcols = ", ".join(f"{self._q(q, d)} AS {_qname(q)}" for q in qs)
+        qcols = ", ".join(f'{self._q(q, d)} AS "{_qname(q)}"' for q in qs)
         select_key = f"{key} AS {quote(label)}, " if key else ""
         group = f" GROUP BY {key} ORDER BY {order}" if key else ""
         sql = (
-            f"SELECT {select_key}COUNT(*) AS cases, AVG(CAST({d} AS DOUBLE)) AS mean, MIN({d}) AS min, "
-            f"{qcols}, MAX({d}) AS max FROM {s.table('cases')}{where_c}{group}"
+            f'SELECT {select_key}COUNT(*) AS "cases", AVG(CAST({d} AS DOUBLE)) AS "mean", MIN({d}) AS "min", '
+            f'{qcols}, MAX({d}) AS "max" FROM {s.table("cases")}{where_c}{group}'
         )
         frame = self._run(sql, pc)
         frame["cases"] = frame["cases"].astype("Int64")
@@ -483,7 +485,7 @@ class ProcessLog:
             return s.col("cases", "model"), "model", "cases DESC, model"
         if by.lower() in _PERIOD_ALIASES or _PERIOD.match(by.upper()):
             period = _period(by)
-            return f"TIME_FLOOR({s.col('cases', 'time')}, '{period}')", "period", "period"
+            return f"TIME_FLOOR({s.col('cases', 'time')}, '{period}')", "period", '"period"'
         return s.dimension("cases", by), by, f"cases DESC, {quote(by)}"
 
     def distribution(self, bucket: str = "P1D") -> pd.DataFrame:
@@ -494,7 +496,7 @@ class ProcessLog:
         d = s.col("cases", "duration")
         where_c, pc = self._where("cases")
         sql = (
-            f"SELECT {d} / {width} AS bucket, COUNT(*) AS cases FROM {s.table('cases')}{where_c} "
+            f'SELECT {d} / {width} AS "bucket", COUNT(*) AS "cases" FROM {s.table("cases")}{where_c} '
             f"GROUP BY {d} / {width} ORDER BY bucket"
         )
         frame = self._run(sql, pc)
@@ -518,10 +520,10 @@ class ProcessLog:
         act, d, occ = s.col("vertex", "activity"), s.col("vertex", "duration"), s.col("vertex", "occurrences")
         where_v, pv = self._where("vertex")
         sql = (
-            f"SELECT {act} AS activity, COUNT(*) AS executions, SUM(1.0 / {occ}) AS cases, "
-            f"SUM(CASE WHEN {occ} > 1 THEN 1.0 / {occ} ELSE 0 END) AS cases_with_rework, "
-            f"AVG(CAST({d} AS DOUBLE)) AS mean_service, {self._q(0.5, d)} AS median_service, "
-            f"{self._q(0.9, d)} AS p90_service, SUM({d}) AS total_service "
+            f'SELECT {act} AS "activity", COUNT(*) AS "executions", SUM(1.0 / {occ}) AS "cases", '
+            f'SUM(CASE WHEN {occ} > 1 THEN 1.0 / {occ} ELSE 0 END) AS "cases_with_rework", '
+            f'AVG(CAST({d} AS DOUBLE)) AS "mean_service", {self._q(0.5, d)} AS "median_service", '
+            f'{self._q(0.9, d)} AS "p90_service", SUM({d}) AS "total_service" '
             f"FROM {s.table('vertex')}{where_v} GROUP BY {act} ORDER BY executions DESC, {act}"
         )
         frame = self._run(sql, pv)
@@ -537,9 +539,9 @@ class ProcessLog:
         src, dst, d = s.col("edge", "source"), s.col("edge", "target"), s.col("edge", "duration")
         where_e, pe = self._where("edge", *extra)
         sql = (
-            f"SELECT {src} AS source, {dst} AS target, COUNT(*) AS frequency, "
-            f"AVG(CAST({d} AS DOUBLE)) AS mean, {self._q(0.5, d)} AS median, {self._q(0.9, d)} AS p90, "
-            f"SUM({d}) AS total, MIN({d}) AS min, MAX({d}) AS max "
+            f'SELECT {src} AS "source", {dst} AS "target", COUNT(*) AS "frequency", '
+            f'AVG(CAST({d} AS DOUBLE)) AS "mean", {self._q(0.5, d)} AS "median", {self._q(0.9, d)} AS "p90", '
+            f'SUM({d}) AS "total", MIN({d}) AS "min", MAX({d}) AS "max" '
             f"FROM {s.table('edge')}{where_e} GROUP BY {src}, {dst} ORDER BY {order}"
             + (f" LIMIT {limit}" if limit else "")
         )
@@ -552,7 +554,7 @@ class ProcessLog:
     def transitions(self) -> pd.DataFrame:
         """Every directly-follows transition (START/END included): frequency and waiting time
         (mean, median, p90, total, min, max) from the source's end to the target's start."""
-        frame, sql = self._edge_stats(order="frequency DESC, source, target")
+        frame, sql = self._edge_stats(order='"frequency" DESC, "source", "target"')
         return self._answer(frame, [sql])
 
     def bottlenecks(self, k: int = 10, metric: str = "p90") -> pd.DataFrame:
@@ -566,7 +568,7 @@ class ProcessLog:
         s = self._schema()
         src, dst = s.col("edge", "source"), s.col("edge", "target")
         cond = (f"{src} <> '{START}' AND {dst} <> '{END}'", ())
-        frame, sql = self._edge_stats(cond, order=f"{metric} DESC, source, target", limit=k)
+        frame, sql = self._edge_stats(cond, order=f'"{metric}" DESC, "source", "target"', limit=k)
         return self._answer(frame, [sql], metric=metric)
 
     def rework(self, by: str = "activity", top: int = 50) -> pd.DataFrame:
@@ -580,9 +582,9 @@ class ProcessLog:
             act, occ = s.col("vertex", "activity"), s.col("vertex", "occurrences")
             where_v, pv = self._where("vertex")
             sql = (
-                f"SELECT {act} AS activity, COUNT(*) AS executions, "
-                f"SUM(CASE WHEN {occ} > 1 THEN ({occ} - 1.0) / {occ} ELSE 0 END) AS rework_executions, "
-                f"SUM(1.0 / {occ}) AS cases, SUM(CASE WHEN {occ} > 1 THEN 1.0 / {occ} ELSE 0 END) "
+                f'SELECT {act} AS "activity", COUNT(*) AS "executions", '
+                f'SUM(CASE WHEN {occ} > 1 THEN ({occ} - 1.0) / {occ} ELSE 0 END) AS "rework_executions", '
+                f'SUM(1.0 / {occ}) AS "cases", SUM(CASE WHEN {occ} > 1 THEN 1.0 / {occ} ELSE 0 END) '
                 f"AS cases_with_rework FROM {s.table('vertex')}{where_v} GROUP BY {act} "
                 f"HAVING MAX({occ}) > 1 ORDER BY rework_executions DESC, {act}"
             )
@@ -600,7 +602,8 @@ class ProcessLog:
             var = s.col("cases", "variant")
             where_c, pc = self._where("cases", (f"{rw} > 0", ()))
             sql = (
-                f"SELECT {case} AS case_id, {var} AS variant, MAX({rw}) AS rework, MAX({d}) AS duration "
+                f'SELECT {case} AS "case_id", {var} AS "variant", MAX({rw}) AS "rework", '
+                f'MAX({d}) AS "duration" '
                 f"FROM {s.table('cases')}{where_c} GROUP BY {case}, {var} "
                 f"ORDER BY rework DESC, case_id LIMIT {top}"
             )
@@ -618,13 +621,13 @@ class ProcessLog:
         t, end = s.col("cases", "time"), s.col("cases", "end")
         where_c, pc = self._where("cases")
         sql_start = (
-            f"SELECT TIME_FLOOR({t}, '{period}') AS period, COUNT(*) AS started FROM {s.table('cases')}"
-            f"{where_c} GROUP BY TIME_FLOOR({t}, '{period}') ORDER BY period"
+            f'SELECT TIME_FLOOR({t}, \'{period}\') AS "period", COUNT(*) AS "started" FROM {s.table("cases")}'
+            f"{where_c} GROUP BY TIME_FLOOR({t}, '{period}') ORDER BY \"period\""
         )
         fin = f"TIME_FLOOR(MILLIS_TO_TIMESTAMP({end}), '{period}')"
         sql_end = (
-            f"SELECT {fin} AS period, COUNT(*) AS finished FROM {s.table('cases')}{where_c} "
-            f"GROUP BY {fin} ORDER BY period"
+            f'SELECT {fin} AS "period", COUNT(*) AS "finished" FROM {s.table("cases")}{where_c} '
+            f'GROUP BY {fin} ORDER BY "period"'
         )
         started = self._run(sql_start, pc)
         finished = self._run(sql_end, pc)
@@ -654,13 +657,13 @@ class ProcessLog:
             conds.append((f"{src} <> '{START}' AND {dst} <> '{END}'", ()))
         where_e, pe = self._where("edge", *conds)
         sql = (
-            f'SELECT "source", "target", SUM("n") AS transitions, COUNT(*) AS cases FROM ('
+            f'SELECT "source", "target", SUM("n") AS "transitions", COUNT(*) AS "cases" FROM ('
             f'SELECT {src} AS "source", {dst} AS "target", {case} AS "case_id", COUNT(*) AS "n" '
             f"FROM {s.table('edge')}{where_e} GROUP BY {src}, {dst}, {case}) "
             f'GROUP BY "source", "target" ORDER BY cases DESC, "source", "target"'
         )
         sql_dev = (
-            f"SELECT COUNT(*) AS deviating FROM "
+            f'SELECT COUNT(*) AS "deviating" FROM '
             f"(SELECT {case} FROM {s.table('edge')}{where_e} GROUP BY {case})"
         )
         frame = self._run(sql, pe)
@@ -687,9 +690,9 @@ class ProcessLog:
         act, d, occ = s.col("vertex", "activity"), s.col("vertex", "duration"), s.col("vertex", "occurrences")
         where_v, pv = self._where("vertex")
         sql_nodes = (
-            f"SELECT {act} AS activity, COUNT(*) AS frequency, SUM(1.0 / {occ}) AS cases, "
-            f"AVG(CAST({d} AS DOUBLE)) AS mean, {self._q(0.5, d)} AS median, {self._q(0.9, d)} AS p90, "
-            f"SUM({d}) AS total, MIN({d}) AS min, MAX({d}) AS max "
+            f'SELECT {act} AS "activity", COUNT(*) AS "frequency", SUM(1.0 / {occ}) AS "cases", '
+            f'AVG(CAST({d} AS DOUBLE)) AS "mean", {self._q(0.5, d)} AS "median", {self._q(0.9, d)} AS "p90", '
+            f'SUM({d}) AS "total", MIN({d}) AS "min", MAX({d}) AS "max" '
             f"FROM {s.table('vertex')}{where_v} GROUP BY {act} ORDER BY frequency DESC, {act}"
         )
         nodes = self._run(sql_nodes, pv)
@@ -697,7 +700,7 @@ class ProcessLog:
         nodes["cases"] = _rounded(nodes["cases"])
         for col in _STATS:
             nodes[col] = _ms(nodes[col])
-        edges, sql_edges = self._edge_stats(order="frequency DESC, source, target")
+        edges, sql_edges = self._edge_stats(order='"frequency" DESC, "source", "target"')
         return ProcessMap(
             nodes,
             edges,
