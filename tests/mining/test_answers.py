@@ -338,3 +338,35 @@ def test_quantiles_are_within_rank_bounds_not_just_close():
     values = np.arange(1, 101) * 1000
     lo, hi = quantile_bounds(values, 0.5)
     assert lo <= ms(50_000) <= hi and not (lo <= ms(60_000) <= hi)
+
+
+@pytest.mark.parametrize("transport", ["druid", "avatica"])
+def test_bound_parameters_on_each_transport(sandbox, raw, transport):
+    """Filters bind their values as ``?`` parameters (text, numbers, times) on both HTTP transports."""
+    import pm_notebook
+
+    demo = sandbox.workgroups["demo"]
+    with pm_notebook.connect(
+        sandbox.base_url,
+        sandbox.auth_url,
+        demo.client_id,
+        demo.client_secret,
+        sandbox.jdbc_url,
+        use_keyring=False,
+    ) as conn:
+        conn.sql_transport = transport
+        log = conn.mining("Purchase to Pay")
+        got = log.between("2025-02-01", "2025-09-01").where(
+            "rework >= ? AND supplier_lpkr <> ?", 1, "Acme Industrial"
+        )
+        c = raw.cases[raw.cases["caseid"].isin(raw.current())]
+        t0, t1 = pd.Timestamp("2025-02-01", tz="UTC"), pd.Timestamp("2025-09-01", tz="UTC")
+        keep = c[
+            (c["__time"] >= t0)
+            & (c["__time"] < t1)
+            & (c["rework"] >= 1)
+            & (c["supplier_lpkr"] != "Acme Industrial")
+        ]
+        assert got.summary()["cases"].iloc[0] == len(keep) > 0
+        assert got.activities()["executions"].sum() == raw.vertex["caseid"].isin(keep["caseid"]).sum()
+        assert conn.last_transport == transport
