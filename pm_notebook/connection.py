@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import pyarrow as pa
 
+    from .mining import ProcessLog
+
 __all__ = ["Connection", "Fetched", "connect"]
 
 
@@ -158,6 +160,19 @@ class Connection:
         """The user's dimension/metric names → their Druid columns, e.g. ``{"Destination":
         "detail_7_lpkr_destination"}``: write SQL with these, never with guessed short names."""
         return {m.name: m.database_column_name for m in self.mapping_infos(project)}
+
+    def mining(self, project: Project | str, *, include_excluded: bool = False) -> ProcessLog:
+        """The process log of *project* (a :class:`Project`, its id or its name) for process-mining answers.
+
+        Every answer (``summary()``, ``variants()``, ``process_map()``...) is computed by Druid SQL; see
+        :class:`pm_notebook.mining.ProcessLog`. Excluded cases are left out unless *include_excluded*.
+
+        >>> conn.mining("Purchase to Pay").variants(top=5)  # doctest: +SKIP
+        """
+        self._check_open()
+        from .mining import ProcessLog
+
+        return ProcessLog.open(self, project, include_excluded=include_excluded)
 
     def close(self) -> None:
         """Release the HTTP connections (and, once opened, the SQL transports); calling it twice is fine."""

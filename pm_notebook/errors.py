@@ -15,8 +15,10 @@ catching ``PMError`` never hides a bug in our code or in the caller's::
     │   ├── PermissionDenied        any other 403
     │   ├── NotFound                404: unknown project, or one this workgroup may not see
     │   └── ServiceUnavailable      429 / 5xx still failing after the retries
-    └── QueryError                  the SQL engine refused or failed a statement (sqlstate, error_code)
-        └── QueryCancelled          the statement was cancelled (KeyboardInterrupt, timeout)
+    ├── QueryError                  the SQL engine refused or failed a statement (sqlstate, error_code)
+    │   └── QueryCancelled          the statement was cancelled (KeyboardInterrupt, timeout)
+    ├── SchemaError                 a project's tables lack a column an analysis needs (also a LookupError)
+    └── MissingDependency           an optional extra is not installed (also an ImportError)
 
 Misuse of the API (using a closed connection, say) raises :class:`ClosedError`, a
 ``RuntimeError`` and deliberately *not* a ``PMError``.
@@ -37,12 +39,14 @@ __all__ = [
     "DriverError",
     "HTTPError",
     "LicenceError",
+    "MissingDependency",
     "NotFound",
     "PMError",
     "PermissionDenied",
     "QueryCancelled",
     "QueryError",
     "RequestTimeout",
+    "SchemaError",
     "ServiceUnavailable",
     "TokenRejected",
     "TransportError",
@@ -193,3 +197,11 @@ class QueryCancelled(QueryError):
 
 class ClosedError(RuntimeError):
     """An object was used after ``close()``; this is a programming error, not a service failure."""
+
+
+class SchemaError(PMError, LookupError):
+    """A project's table has no column for a role or dimension an analysis needs; the message names it."""
+
+
+class MissingDependency(PMError, ImportError):
+    """An optional extra is needed for this feature; the message names the ``pip install`` that adds it."""

@@ -55,11 +55,14 @@ RULES: dict[str, set[str]] = {
     "sql._protocol": {"sql.base", "sql.params", "sql._errors"},  # sans-IO: no I/O module
     "sql.*": {"auth", "_http", "config"},
     "frames": {"sql.base"},  # for typing only
-    "connection": {"config", "auth", "api", "sql", "frames", "_http"},
+    "connection": {"config", "auth", "api", "sql", "frames", "_http", "mining"},
+    # process-mining answers: core, built on the Connection it is handed (imported for typing only);
+    # never IPython, widgets or the sandbox
+    "mining.*": set(),
     "_context": set(),
     # the magics: a frontend over the client (sql only for its TRANSPORTS names, see the test below)
     "magic.*": {"connection", "config", "_context", "api", "sql"},
-    "widgets.*": {"connection", "api", "config", "_context"},
+    "widgets.*": {"connection", "api", "config", "_context", "mining"},
     "testing": {"magic", "connection"},
     "sandbox.*": set(),
 }

@@ -19,7 +19,7 @@ def python_blocks() -> list[str]:
 
 def test_the_readme_python_examples_run(sandbox, tmp_path, monkeypatch) -> None:
     blocks = python_blocks()
-    assert len(blocks) == 4  # connect, REST, query, widgets: a new block should be added here
+    assert len(blocks) == 5  # connect, REST, query, widgets, mining: a new block should be added here
     demo = sandbox.workgroups["demo"]
     placeholders = {
         '"https://<api host>"': repr(sandbox.base_url),
@@ -47,6 +47,11 @@ def test_the_readme_python_examples_run(sandbox, tmp_path, monkeypatch) -> None:
         written = pq.read_table(tmp_path / "cases.parquet").num_rows
         assert written == len(namespace["conn"].query(namespace["sql"]))
         exec(compile(blocks[3], "README.md: widgets", "exec"), namespace)
+        exec(compile(blocks[4], "README.md: process analysis", "exec"), namespace)
+        assert (
+            namespace["log"].summary()["cases"].iloc[0] > 0
+            and (tmp_path / "map.svg").read_text().count("<svg") == 1
+        )
     finally:
         namespace["conn"].close()
 
