@@ -94,7 +94,7 @@ def side_ours() -> dict:
     m = _timed(r, "frequency map", lambda: log.process_map(metric="frequency", paths=1.0))
     dfg, starts, ends = m.to_pm4py()
     r["map"] = {"dfg": [[a, b, n] for (a, b), n in dfg.items()], "starts": starts, "ends": ends}
-    r["transport"] = conn.last_transport
+    r["transport"] = w.attrs.get("transport")
     r["peak_mb"] = _peak_mb() - base
     conn.close()
     return r

@@ -205,6 +205,11 @@ class Connection:
             self._sql_transports = sql.Transports(sql.Target.from_settings(self._settings))
         return self._sql_transports
 
+    def resolve_transport(self, name: str | None = None) -> str:
+        """The concrete transport a statement with ``transport=name`` goes through (default: the connection's
+        :attr:`sql_transport`; ``"auto"`` is resolved by probing once)."""
+        return self._sql().resolve(name or self.sql_transport)
+
     def _close_sql(self) -> None:
         transports, self._sql_transports = self._sql_transports, None
         if transports is not None:

@@ -333,11 +333,11 @@ class ProcessLog:
     def _run(self, sql: str, params: Sequence = ()) -> pd.DataFrame:
         return self._conn.query(sql, list(params))
 
-    @staticmethod
-    def _answer(frame: pd.DataFrame, statements: list[str], **attrs: Any) -> pd.DataFrame:
+    def _answer(self, frame: pd.DataFrame, statements: list[str], **attrs: Any) -> pd.DataFrame:
         frame = frame.reset_index(drop=True)
         frame.attrs.clear()
         frame.attrs["sql"] = ";\n\n".join(statements)
+        frame.attrs["transport"] = self._conn.resolve_transport()  # every statement went through it
         frame.attrs.update(attrs)
         return frame
 
