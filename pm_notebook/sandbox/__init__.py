@@ -182,6 +182,19 @@ class Sandbox:
         """Disarm every fault."""
         self._admin("DELETE", "/faults")
 
+    def hold(self, client_id: str) -> None:
+        """Hold every SQL statement of workgroup *client_id* (either SQL route) until :meth:`release`.
+
+        A held statement has taken its workgroup's query slot and a worker thread and waits there (at most
+        until its time limit): a long-running query by construction. ``stats()["held"]`` counts the waiting
+        statements by workgroup.
+        """
+        self._admin("POST", "/hold", {"client_id": client_id})
+
+    def release(self) -> None:
+        """Let every held statement go on (see :meth:`hold`)."""
+        self._admin("DELETE", "/hold")
+
     def running(self) -> bool:
         """Whether the process is still alive."""
         return self._proc.poll() is None
