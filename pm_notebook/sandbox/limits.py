@@ -5,6 +5,9 @@
 * :func:`head_too_large` answers a request whose request line and headers exceed :data:`MAX_HEAD_BYTES`
   (checked by the sandbox's HTTP protocol, :func:`pm_notebook.sandbox.faults.tracking_protocol`): **431**.
 
+:class:`BodyLimit` also ends, quietly, a request whose client left before its body was read (one
+DEBUG line, not an ERROR traceback per disconnect).
+
 Each refusal has the error shape of the endpoint it was meant for (:func:`refusal`): Keycloak's
 ``{"error", "error_description"}`` under ``/realms/``, Druid's error object on the Druid SQL API, an
 Avatica ``ErrorResponse`` on the Avatica endpoint — sent with HTTP 500, the only error status the Avatica
@@ -13,15 +16,19 @@ driver reads a message from — and the public API's ``{"status", "error", "mess
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
 import orjson
+from starlette.requests import ClientDisconnect
 
 from .errors import ApiError
 from .sql.errors import SqlError
 
 __all__ = ["MAX_BODY_BYTES", "MAX_HEAD_BYTES", "BodyLimit", "head_too_large", "refusal"]
+
+log = logging.getLogger(__name__)
 
 #: default largest request body, bytes (both ports; the SQL port's is ``SqlOptions.max_request_bytes``)
 MAX_BODY_BYTES = 1 << 20
@@ -67,6 +74,12 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        try:
+            await self._limited(scope, receive, send)
+        except ClientDisconnect:  # nobody is left to answer: not a server error
+            log.debug("client left before its request was read: %s %s", scope["method"], scope["path"])
+
+    async def _limited(self, scope: dict, receive: Callable, send: Callable) -> None:
         length = dict(scope["headers"]).get(b"content-length")
         if length is not None:
             if int(length) > self.max_bytes:  # the HTTP parser already refused a non-numeric length

@@ -31,7 +31,7 @@ import orjson
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
@@ -215,6 +215,8 @@ def create_sql_app(
             )
         except SqlError as e:
             return _druid_error(e, query_id)
+        except ClientDisconnect:
+            raise  # ends quietly in BodyLimit: nobody to answer
         except Exception as e:  # keep the Druid error shape even for our own bugs
             log.exception("druid sql internal error")
             return _druid_error(SqlError(f"Internal error: {type(e).__name__}: {e}", "internal"), query_id)
