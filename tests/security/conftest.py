@@ -2,9 +2,10 @@
 
 Every probe goes through :func:`Tally.send` (or is recorded with :func:`Tally.record`), which classifies
 the outcome: ``refused`` (a 4xx, or an Avatica ``ErrorResponse`` that is not an internal error),
-``accepted`` (2xx), ``5xx`` (an unhandled server error: any 5xx outside the Avatica protocol's
-ErrorResponse, or an Avatica "Internal error"), ``dropped`` (no answer) or ``hang`` (no answer in the
-timeout). The totals per class are printed at the end of the run (``security probes`` section).
+``accepted`` (2xx), ``5xx`` (an unhandled server error: any 5xx except an Avatica ``ErrorResponse`` or
+a Druid error object that is not "internal", e.g. Druid's 504 timeout), ``dropped`` (no answer) or
+``hang`` (no answer in the timeout). The totals per class are printed at the end of the run
+(``security probes`` section).
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ class Tally:
             return "accepted"
         if r.status_code < 500:
             return "refused"
+        if r.request.url and "/druid/v2/sql" in r.request.url and "/avatica" not in r.request.url:
+            try:  # Druid's own 5xx answers (a timeout is 504) are deliberate when they are Druid-shaped
+                body = r.json()
+            except ValueError:
+                return "5xx"
+            if isinstance(body, dict) and body.get("errorCode") not in (None, "internal"):
+                return "refused"
         if r.request.url and "/avatica" in r.request.url:  # the protocol's only error status
             try:
                 body = r.json()

@@ -155,12 +155,30 @@ def _typed_value(tv: Any) -> Any:
     if kind == "JAVA_SQL_TIME":
         return (_EPOCH + dt.timedelta(milliseconds=_whole(value))).time()
     if kind == "BYTE_STRING":
-        return base64.b64decode(str(value))
+        return base64.b64decode(str(value), validate=True)
     if kind in ("DOUBLE", "FLOAT", "PRIMITIVE_DOUBLE", "PRIMITIVE_FLOAT"):
         return float(value)
-    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
-        raise OverflowError("integer out of the 64-bit range")
+    if kind in _INTEGRAL:
+        # orjson reads an integer beyond 64 bits as a float: never round it silently
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"a {kind} value must be an integer")
+        if not -(2**63) <= value < 2**63:
+            raise OverflowError("integer out of the 64-bit range")
     return value
+
+
+_INTEGRAL = frozenset(
+    (
+        "LONG",
+        "INTEGER",
+        "SHORT",
+        "BYTE",
+        "PRIMITIVE_LONG",
+        "PRIMITIVE_INT",
+        "PRIMITIVE_SHORT",
+        "PRIMITIVE_BYTE",
+    )
+)
 
 
 def _whole(value: Any) -> int:

@@ -74,7 +74,10 @@ def _param_value(p: Any, i: int) -> Any:
         return None
     try:
         if kind in ("BIGINT", "INTEGER", "SMALLINT", "TINYINT", "LONG"):
-            return int(value)
+            number = int(value)
+            if not -(2**63) <= number < 2**63:
+                raise OverflowError
+            return number
         if kind in ("DOUBLE", "FLOAT", "REAL", "DECIMAL"):
             return float(value)
         if kind == "BOOLEAN":
