@@ -402,9 +402,12 @@ class AvaticaService:
         """
         if req.get("request") == "openConnection":
             info = req.get("info")
-            if not isinstance(info, dict) or not isinstance(info.get("user"), str):
+            user = info.get("user") if isinstance(info, dict) else None
+            password = info.get("password") if isinstance(info, dict) else None
+            if not isinstance(user, str) or not isinstance(password, str):
                 return None
-            wg = self.engine.store.workgroup(info["user"])  # type: ignore[attr-defined]
+            # authenticated, so naming another workgroup's id cannot draw on that workgroup's budget
+            wg = self.engine.store.authenticate(user, password)  # type: ignore[attr-defined]
             return wg.id if wg is not None else None
         cid = req.get("connectionId")
         if req.get("request") == "execute":
