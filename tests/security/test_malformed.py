@@ -228,7 +228,7 @@ BAD_FAULTS = [
 def test_fault_switches_refuse_absurd_specs(sandbox, tally, spec):
     import json
 
-    key = sandbox.env["PM_SANDBOX_ADMIN_KEY"]
+    key = sandbox.admin_key
     text = json.dumps(spec).replace('"NaN"', "NaN")  # a bare NaN: what json.dumps(float("nan")) writes
     r = tally.send(
         CLASS,
@@ -265,7 +265,7 @@ def test_bodies_over_the_limit_are_a_413_in_each_endpoints_shape(sandbox, tally)
         CLASS, "POST", sandbox.sql_url + AVATICA, json={"request": "prepareAndExecute", "sql": big}
     )
     assert r is not None and "larger than" in _avatica_error(r)["errorMessage"]
-    key = sandbox.env["PM_SANDBOX_ADMIN_KEY"]
+    key = sandbox.admin_key
     r = tally.send(
         CLASS, "POST", sandbox.base_url + "/_sandbox/faults", data=big, headers={"X-Sandbox-Admin": key}
     )
