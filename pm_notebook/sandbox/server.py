@@ -197,7 +197,7 @@ async def _serve(
         if args.env_file:
             _write_env(args.env_file, values)
             env_written = True
-        _banner(values, store, sql_port)
+        _banner(values, store, sql_port, env_file=args.env_file if env_written else None)
         parent = os.environ.get(PARENT_ENV)
         while not stop.is_set() and not any(t.done() for t in tasks):
             if parent and os.getppid() != int(parent):
@@ -224,11 +224,15 @@ def _write_env(path: Path, values: dict[str, str]) -> None:
     os.replace(tmp, path)
 
 
-def _banner(values: dict[str, str], store: Store, sql_port: int) -> None:
+def _banner(values: dict[str, str], store: Store, sql_port: int, *, env_file: Path | None = None) -> None:
     from .data.store import summarize
 
     # A CLI's output, not logging: the user asked for the connection values (the sandbox's own demo secret).
-    lines = [f"{k}={v}" for k, v in values.items()]
+    # The admin key opens every secret: when it went to an env file, it stays there.
+    shown = dict(values)
+    if env_file is not None:
+        shown[ADMIN_KEY_ENV] = f"*** (in {env_file})"
+    lines = [f"{k}={v}" for k, v in shown.items()]
     lines.append(
         f"# admin routes ({values['PM_BASE_URL']}/_sandbox/...): send X-Sandbox-Admin: <{ADMIN_KEY_ENV}>"
     )

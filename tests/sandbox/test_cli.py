@@ -71,7 +71,9 @@ def test_env_file_printed_values_and_sigterm(tmp_path):
             proc.wait()
     assert proc.returncode == 0, err
     for key, value in env.items():
-        assert f"{key}={value}" in out  # printed too (the demo secret is the sandbox's own)
+        if key != "PM_SANDBOX_ADMIN_KEY":
+            assert f"{key}={value}" in out  # printed too (the demo secret is the sandbox's own)
+    assert env["PM_SANDBOX_ADMIN_KEY"] not in out  # the admin key stays in the env file
     assert not env_file.exists()  # removed on a clean stop: a stale file never looks like a live sandbox
     assert "Traceback" not in err
 

@@ -75,7 +75,33 @@ def test_a_cli_sandbox_without_an_admin_key_makes_one_and_keys_every_admin_route
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert f"PM_SANDBOX_ADMIN_KEY={key}" in out  # printed for the one who started it
+    assert key not in out and f"PM_SANDBOX_ADMIN_KEY=*** (in {env_file})" in out  # kept in the env file
+
+
+def test_without_an_env_file_the_generated_admin_key_is_printed(tally):
+    env = {k: v for k, v in os.environ.items() if k not in ("PM_SANDBOX_ADMIN_KEY", "PM_SANDBOX_PARENT_PID")}
+    cmd = [sys.executable, "-m", "pm_notebook.sandbox", "--port", "0", "--sql-port", "0", "--cases", "5"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        printed: dict[str, str] = {}
+        assert proc.stdout is not None
+        for line in proc.stdout:  # the banner ends with "sandbox ready"
+            if "=" in line and not line.startswith("#"):
+                key, _, value = line.strip().partition("=")
+                printed[key] = value
+            if "sandbox ready" in line:
+                break
+        base, key = printed["PM_BASE_URL"], printed["PM_SANDBOX_ADMIN_KEY"]
+        assert requests.get(base + "/_sandbox/stats", timeout=30).status_code == 403
+        r = requests.get(base + "/_sandbox/stats", headers={"X-Sandbox-Admin": key}, timeout=30)
+        assert r.status_code == 200
+        tally.record(CLASS, "refused")
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_no_switch_defeats_shutdown(sandbox_factory, tally):
