@@ -47,6 +47,7 @@ DEFAULT_CASES = 2000  # cases per generated project when --cases is not given (a
 DEFAULT_SEED = 20240917
 
 _ADMIN_HEADER = "X-Sandbox-Admin"
+_ADMIN_KEY_ENV = "PM_SANDBOX_ADMIN_KEY"
 
 
 class SandboxError(RuntimeError):
@@ -85,7 +86,8 @@ class Sandbox:
         log_handle: Any,
     ) -> None:
         self._proc = proc
-        self.env = dict(env)
+        # the client's connection values only: notebooks do os.environ.update(sb.env)
+        self.env = {k: v for k, v in env.items() if k != _ADMIN_KEY_ENV}
         self.env_file = env_file
         self.log_path = log_path
         self._admin_key = admin_key
@@ -109,6 +111,11 @@ class Sandbox:
             )
             for w in self._admin("GET", "/workgroups")
         }
+
+    @property
+    def admin_key(self) -> str:
+        """The key of the admin routes (header ``X-Sandbox-Admin``), for tools that call them directly."""
+        return self._admin_key
 
     @property
     def pid(self) -> int:
@@ -188,6 +195,19 @@ class Sandbox:
     def clear_faults(self) -> None:
         """Disarm every fault."""
         self._admin("DELETE", "/faults")
+
+    def hold(self, client_id: str) -> None:
+        """Hold every SQL statement of workgroup *client_id* (either SQL route) until :meth:`release`.
+
+        A held statement has taken its workgroup's query slot and a worker thread and waits there (at most
+        until its time limit): a long-running query by construction. ``stats()["held"]`` counts the waiting
+        statements by workgroup.
+        """
+        self._admin("POST", "/hold", {"client_id": client_id})
+
+    def release(self) -> None:
+        """Let every held statement go on (see :meth:`hold`)."""
+        self._admin("DELETE", "/hold")
 
     def running(self) -> bool:
         """Whether the process is still alive."""
@@ -279,7 +299,7 @@ def start(
             cmd += [flag, str(value)]
     cmd += list(extra_args)
     admin_key = secrets.token_urlsafe(16)
-    child_env = {**os.environ, "PM_SANDBOX_PARENT_PID": str(os.getpid()), "PM_SANDBOX_ADMIN_KEY": admin_key}
+    child_env = {**os.environ, "PM_SANDBOX_PARENT_PID": str(os.getpid()), _ADMIN_KEY_ENV: admin_key}
     log_file.parent.mkdir(parents=True, exist_ok=True)
     handle = open(log_file, "ab")  # noqa: SIM115 - closed by Sandbox.stop
     proc = subprocess.Popen(

@@ -1,8 +1,10 @@
 """HTTP wiring of the sandbox's main port: the realm (identity provider), ``/pub``, admin routes.
 
 Every :class:`~pm_notebook.sandbox.errors.SandboxHTTPError` a handler raises is rendered here, and
-only here, as JSON with its status and headers. Admin routes (``/_sandbox/...``) are for tests and
-tools; they stay out of the OpenAPI document and, when an admin key is set, require it.
+only here, as JSON with its status and headers (Keycloak's shape under ``/realms/``, the public API's
+elsewhere). Admin routes (``/_sandbox/...``) are for tests and tools; they stay out of the OpenAPI
+document and always require the admin key (they serve every workgroup's secret and the fault switches).
+Bodies over :data:`~pm_notebook.sandbox.limits.MAX_BODY_BYTES` are refused with 413.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import pub_api
 from .data.store import Store
-from .errors import ApiError, SandboxHTTPError
+from .errors import ApiError, OAuthError, SandboxHTTPError
 from .faults import ADMIN_PREFIX, Fault, FaultBoard
+from .limits import MAX_BODY_BYTES, BodyLimit
 from .oidc import REALM, IdentityProvider
 
 __all__ = ["ADMIN_HEADER", "create_app"]
@@ -27,9 +30,17 @@ ADMIN_HEADER = "X-Sandbox-Admin"
 
 
 def create_app(
-    store: Store, idp: IdentityProvider, board: FaultBoard, *, sql_port: int, admin_key: str | None = None
+    store: Store,
+    idp: IdentityProvider,
+    board: FaultBoard,
+    *,
+    sql_port: int,
+    admin_key: str,
+    max_request_bytes: int = MAX_BODY_BYTES,
 ) -> FastAPI:
-    """The main-port application."""
+    """The main-port application; the admin routes answer only requests bearing *admin_key*."""
+    if not admin_key:
+        raise ValueError("the admin routes need a non-empty admin key")
     app = FastAPI(
         title="Process-mining service public API (pm_notebook sandbox)",
         version=pub_api.API_VERSION,
@@ -43,6 +54,7 @@ def create_app(
     app.state.idp = idp
     app.state.board = board
     app.state.sql_port = sql_port
+    app.add_middleware(BodyLimit, max_bytes=max_request_bytes)
 
     @app.exception_handler(SandboxHTTPError)
     async def _render(request: Request, exc: SandboxHTTPError) -> Response:
@@ -58,13 +70,15 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if request.url.path.startswith("/realms/"):  # the identity provider answers in Keycloak's words
+            oauth = OAuthError(exc.status_code, "invalid_request", str(exc.detail))
+            return JSONResponse(oauth.body, status_code=exc.status_code, headers=oauth.headers)
         err = ApiError(exc.status_code, f"{exc.detail}: {request.method} {request.url.path}")
         return JSONResponse(err.body, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     app.include_router(pub_api.router)
     _add_realm_routes(app, idp)
-    _add_admin_routes(app, store, board, admin_key)
-    _add_issued_tokens_route(app, idp, admin_key)
+    _add_admin_routes(app, store, idp, board, admin_key)
 
     @app.get("/", include_in_schema=False)
     def root() -> dict[str, Any]:
@@ -89,7 +103,10 @@ def _add_realm_routes(app: FastAPI, idp: IdentityProvider) -> None:
     @app.post(base + "/protocol/openid-connect/token", include_in_schema=False)
     async def token(realm: str, request: Request) -> JSONResponse:
         _realm(realm)
-        form = await request.form()
+        try:
+            form = await request.form()
+        except StarletteHTTPException as exc:  # too many fields, a part too large, a broken multipart body
+            raise OAuthError(400, "invalid_request", str(exc.detail)) from None
         items = [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
         body = idp.token(items, request.headers.get("authorization"))
         return JSONResponse(body, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
@@ -110,27 +127,19 @@ def _add_realm_routes(app: FastAPI, idp: IdentityProvider) -> None:
         return idp.realm_info()
 
 
-def _admin_check_strict(request: Request, admin_key: str | None) -> None:
-    """Refuse unless an admin key is set *and* sent: issued tokens are served to no one without a key."""
-    sent = request.headers.get(ADMIN_HEADER, "").encode()
-    if not admin_key or not hmac.compare_digest(sent, admin_key.encode()):
-        raise SandboxHTTPError(403, {"error": "forbidden", "message": f"send the {ADMIN_HEADER} header"})
+def _add_admin_routes(
+    app: FastAPI, store: Store, idp: IdentityProvider, board: FaultBoard, admin_key: str
+) -> None:
+    def check(request: Request) -> None:
+        given = request.headers.get(ADMIN_HEADER, "").encode("latin-1")  # as the header arrived
+        if not hmac.compare_digest(given, admin_key.encode()):
+            raise SandboxHTTPError(403, {"error": "forbidden", "message": f"send the {ADMIN_HEADER} header"})
 
-
-def _add_issued_tokens_route(app: FastAPI, idp: IdentityProvider, admin_key: str | None) -> None:
     @app.get(ADMIN_PREFIX + "/tokens", include_in_schema=False)
     def issued_tokens(request: Request) -> dict:
         """The latest access and refresh tokens issued (tests grep outputs and logs for them)."""
-        _admin_check_strict(request, admin_key)
+        check(request)
         return {"tokens": list(idp.issued), "issued": idp.tokens_issued}
-
-
-def _add_admin_routes(app: FastAPI, store: Store, board: FaultBoard, admin_key: str | None) -> None:
-    def check(request: Request) -> None:
-        if admin_key and not hmac.compare_digest(
-            request.headers.get(ADMIN_HEADER, "").encode(), admin_key.encode()
-        ):
-            raise SandboxHTTPError(403, {"error": "forbidden", "message": f"send the {ADMIN_HEADER} header"})
 
     @app.get(ADMIN_PREFIX + "/stats", include_in_schema=False)
     def stats(request: Request) -> dict:
@@ -148,11 +157,33 @@ def _add_admin_routes(app: FastAPI, store: Store, board: FaultBoard, admin_key: 
         check(request)
         try:
             spec = await request.json()
+            if not isinstance(spec, dict):
+                raise TypeError("the fault must be a JSON object")
             fault = Fault(**spec)
         except (ValueError, TypeError) as exc:
             raise SandboxHTTPError(400, {"error": "bad_fault", "message": str(exc)}) from None
         board.add(fault)
         return {"ok": True, "faults": board.pending()}
+
+    @app.post(ADMIN_PREFIX + "/hold", include_in_schema=False)
+    async def hold(request: Request) -> dict:
+        """Hold the SQL statements of one workgroup (``{"client_id": ...}``) until ``DELETE /hold``."""
+        check(request)
+        try:
+            spec = await request.json()
+        except ValueError:
+            spec = None
+        client_id = spec.get("client_id") if isinstance(spec, dict) else None
+        if not isinstance(client_id, str) or store.workgroup(client_id) is None:
+            raise SandboxHTTPError(400, {"error": "bad_hold", "message": 'send {"client_id": <a workgroup>}'})
+        board.holds.hold(client_id)
+        return {"ok": True}
+
+    @app.delete(ADMIN_PREFIX + "/hold", include_in_schema=False)
+    def release(request: Request) -> dict:
+        check(request)
+        board.holds.release()
+        return {"ok": True}
 
     @app.delete(ADMIN_PREFIX + "/faults", include_in_schema=False)
     def clear_faults(request: Request) -> dict:

@@ -1,13 +1,17 @@
 """Request counters and per-test fault switches, shared by both ports of one sandbox process.
 
 A fault matches the next ``times`` requests whose path starts with its prefix and then answers with a
-status (optionally with ``Retry-After``), waits ``delay`` seconds first, or drops the connection
-without answering. ``status=None`` with a delay gives a slow but otherwise normal answer.
+status (optionally with ``Retry-After``), waits ``delay`` seconds first (at most :data:`MAX_DELAY`), or
+drops the connection without answering. ``status=None`` with a delay gives a slow but otherwise normal
+answer. A *hold* (:class:`Holds`) makes one workgroup's SQL statements slow by construction: each one
+waits, holding its query slot and worker thread, until the hold is released (or its time limit comes).
 ``drop_after_bytes=N`` lets the normal answer start, then drops the connection once N bytes of its body
 went out (a connection lost mid-answer: the client sees a truncated body).
 
 Dropping needs the socket, which ASGI hides; :func:`tracking_protocol` is a uvicorn (httptools) protocol that
-records each connection's transport under its peer address so the middleware can abort it.
+records each connection's transport under its peer address so the middleware can abort it. It also
+refuses a request head (request line and headers) over :data:`~pm_notebook.sandbox.limits.MAX_HEAD_BYTES`
+with a 431 in the endpoint's error shape (httptools itself sets no limit).
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import socket
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -24,9 +30,21 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-__all__ = ["ADMIN_PREFIX", "Fault", "FaultBoard", "FaultMiddleware", "tracking_protocol"]
+from .limits import MAX_HEAD_BYTES, head_too_large
+
+__all__ = [
+    "ADMIN_PREFIX",
+    "MAX_DELAY",
+    "Fault",
+    "FaultBoard",
+    "FaultMiddleware",
+    "Holds",
+    "tracking_protocol",
+]
 
 ADMIN_PREFIX = "/_sandbox"
+#: the longest delay (and Retry-After) a fault may ask for, seconds: longer is a hang, not a fault
+MAX_DELAY = 600.0
 
 
 @dataclass
@@ -42,26 +60,85 @@ class Fault:
     drop_after_bytes: int | None = None
 
     def __post_init__(self) -> None:
-        if not self.path_prefix.startswith("/"):
-            raise ValueError(f"path_prefix must start with '/' (got {self.path_prefix!r})")
-        if self.status is not None and not 100 <= int(self.status) <= 599:
+        if not isinstance(self.path_prefix, str) or not self.path_prefix.startswith("/"):
+            raise ValueError(f"path_prefix must be a string starting with '/' (got {self.path_prefix!r})")
+        if self.status is not None and (not _is_int(self.status) or not 100 <= self.status <= 599):
             raise ValueError(f"status must be an HTTP status 100-599 or null (got {self.status!r})")
-        if int(self.times) < 1:
-            raise ValueError(f"times must be at least 1 (got {self.times!r})")
-        if float(self.delay) < 0:
-            raise ValueError(f"delay must not be negative (got {self.delay!r})")
+        if not _is_int(self.times) or not 1 <= self.times <= 1_000_000:
+            raise ValueError(f"times must be an integer from 1 to 1000000 (got {self.times!r})")
+        _check_seconds("delay", self.delay)
+        if self.retry_after is not None:
+            _check_seconds("retry_after", self.retry_after)
         if self.drop_after_bytes is not None and (
-            isinstance(self.drop_after_bytes, bool)
-            or not isinstance(self.drop_after_bytes, int)
-            or self.drop_after_bytes < 0
+            not _is_int(self.drop_after_bytes) or self.drop_after_bytes < 0
         ):
             raise ValueError(f"drop_after_bytes must be a whole number >= 0 (got {self.drop_after_bytes!r})")
+        if not isinstance(self.drop, bool):
+            raise ValueError(f"drop must be true or false (got {self.drop!r})")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_seconds(name: str, value: Any) -> None:
+    """A number of seconds from 0 to :data:`MAX_DELAY` (NaN, infinities and strings are refused)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number of seconds (got {value!r})")
+    if not 0 <= value <= MAX_DELAY:
+        raise ValueError(f"{name} must be from 0 to {MAX_DELAY:g} seconds (got {value!r})")
+
+
+class Holds:
+    """Workgroups whose SQL statements are held: each waits in :meth:`wait` until :meth:`release`.
+
+    The SQL engine calls :meth:`wait` once a statement holds its workgroup's query slot (and a worker
+    thread), so a held statement is a long-running query by construction. A statement never waits past
+    its own time limit, and :meth:`release` with no argument (also called on shutdown) frees them all.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._held: set[str] = set()
+        self._waiting: Counter[str] = Counter()
+
+    def hold(self, client_id: str) -> None:
+        """Hold the statements of workgroup *client_id* from now on."""
+        with self._cond:
+            self._held.add(client_id)
+
+    def release(self, client_id: str | None = None) -> None:
+        """Let the held statements of *client_id* (default: of every workgroup) go on."""
+        with self._cond:
+            if client_id is None:
+                self._held.clear()
+            else:
+                self._held.discard(client_id)
+            self._cond.notify_all()
+
+    def wait(self, client_id: str, deadline: float) -> None:
+        """Block while *client_id* is held, at most until *deadline* (``time.monotonic()`` seconds)."""
+        with self._cond:
+            if client_id not in self._held:
+                return
+            self._waiting[client_id] += 1
+            try:
+                while client_id in self._held and (left := deadline - time.monotonic()) > 0:
+                    self._cond.wait(left)
+            finally:
+                self._waiting[client_id] -= 1
+
+    def waiting(self) -> dict[str, int]:
+        """Statements waiting right now, by workgroup."""
+        with self._cond:
+            return {k: v for k, v in self._waiting.items() if v}
 
 
 class FaultBoard:
     """Thread-safe store of armed faults and of per-endpoint request counts."""
 
     def __init__(self, extra_stats: Callable[[], dict[str, Any]] | None = None) -> None:
+        self.holds = Holds()
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
         self._requests: Counter[str] = Counter()
@@ -105,6 +182,7 @@ class FaultBoard:
         if self._extra_stats:
             out.update(self._extra_stats())
         out["faults"] = self.pending()
+        out["held"] = self.holds.waiting()
         return out
 
     def reset_stats(self) -> None:
@@ -129,10 +207,52 @@ class _Connections:
         return self._by_peer.get(tuple(peer)) if peer else None
 
 
-def tracking_protocol(connections: _Connections) -> type[HttpToolsProtocol]:
-    """A uvicorn httptools protocol class that registers each connection's transport in *connections*."""
+class _HeadTooLarge(Exception):
+    pass
+
+
+def tracking_protocol(
+    connections: _Connections, max_head_bytes: int = MAX_HEAD_BYTES
+) -> type[HttpToolsProtocol]:
+    """A uvicorn httptools protocol class that registers each connection's transport in *connections*
+    and refuses request heads larger than *max_head_bytes*."""
 
     class TrackingProtocol(HttpToolsProtocol):
+        _head_bytes = 0
+        _head_refused = False
+
+        def on_message_begin(self) -> None:
+            self._head_bytes = 0
+            super().on_message_begin()
+
+        def _count(self, n: int) -> None:
+            self._head_bytes += n
+            if self._head_bytes > max_head_bytes:
+                self._head_refused = True
+                raise _HeadTooLarge  # the parser stops; uvicorn answers through send_400_response
+
+        def on_url(self, url: bytes) -> None:
+            self._count(len(url))
+            super().on_url(url)
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            self._count(len(name) + len(value) + 4)
+            super().on_header(name, value)
+
+        def send_400_response(self, msg: str) -> None:
+            if not self._head_refused:
+                super().send_400_response(msg)
+                return
+            path = self.url.split(b"?", 1)[0].decode("latin-1")
+            status, body = head_too_large(path, max_head_bytes)
+            reason = b"Internal Server Error" if status == 500 else b"Request Header Fields Too Large"
+            head = (
+                b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+                b"connection: close\r\n\r\n" % (status, reason, len(body))
+            )
+            self.transport.write(head + body)
+            self.transport.close()
+
         def connection_made(self, transport):  # type: ignore[override]
             # Headers and body leave in separate writes: without TCP_NODELAY, Nagle holds the body back
             # until the client's delayed ACK (~40 ms on every request).

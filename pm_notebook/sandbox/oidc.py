@@ -10,7 +10,6 @@ through the JWKS endpoint, so any standard JWT library can verify them.
 from __future__ import annotations
 
 import base64
-import binascii
 import secrets
 import threading
 import time
@@ -143,14 +142,17 @@ class IdentityProvider:
     def _authenticate_client(self, params: dict[str, str], authorization: str | None) -> WorkgroupRecord:
         client_id, secret = params.get("client_id"), params.get("client_secret")
         if authorization and authorization[:6].lower() == "basic ":
-            try:
-                decoded = base64.b64decode(authorization[6:].strip(), validate=True).decode()
-                basic_id, sep, basic_secret = decoded.partition(":")
-            except (binascii.Error, UnicodeDecodeError):
-                raise OAuthError(400, "invalid_request", "Invalid Authorization header") from None
-            if not sep:
-                raise OAuthError(400, "invalid_request", "Invalid Authorization header")
-            client_id, secret = unquote(basic_id), unquote(basic_secret)
+            basic = _parse_basic(authorization[6:])
+            if basic is not None:
+                client_id, secret = basic
+            elif not client_id:
+                # Keycloak ignores a header it cannot parse when the form names the client, and
+                # otherwise challenges: client authentication failed, 401.
+                raise OAuthError(
+                    401,
+                    "invalid_client",
+                    "Invalid Authorization header: expected Basic base64(client_id:client_secret)",
+                )
         if not client_id:
             raise OAuthError(400, "invalid_client", "Missing client_id parameter")
         if self.store.workgroup(client_id) is None:
@@ -296,3 +298,15 @@ class IdentityProvider:
         if wg is None:
             raise ApiError(401, "The token names an unknown client.", description="Unknown client")
         return wg
+
+
+def _parse_basic(value: str) -> tuple[str, str] | None:
+    """``(client_id, secret)`` of an HTTP Basic value (RFC 6749 §2.3.1: form-encoded, then base64), or
+    ``None`` when it is not base64 of UTF-8 ``id:secret`` (header text arrives as latin-1, so anything
+    non-ASCII is not base64 either)."""
+    try:
+        decoded = base64.b64decode(value.strip().encode("ascii"), validate=True).decode("utf-8")
+    except (ValueError, UnicodeError):  # binascii.Error is a ValueError
+        return None
+    basic_id, sep, basic_secret = decoded.partition(":")
+    return (unquote(basic_id), unquote(basic_secret)) if sep else None

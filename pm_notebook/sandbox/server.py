@@ -29,9 +29,10 @@ __all__ = ["ENV_KEYS", "build_parser", "main"]
 
 log = logging.getLogger(__name__)
 
-ENV_KEYS = ("PM_BASE_URL", "PM_AUTH_URL", "PM_CLIENT_ID", "PM_CLIENT_SECRET", "PM_JDBC_URL")
 PARENT_ENV = "PM_SANDBOX_PARENT_PID"
 ADMIN_KEY_ENV = "PM_SANDBOX_ADMIN_KEY"
+#: the keys of the env file, in order: the client's connection values, then the admin routes' key
+ENV_KEYS = ("PM_BASE_URL", "PM_AUTH_URL", "PM_CLIENT_ID", "PM_CLIENT_SECRET", "PM_JDBC_URL", ADMIN_KEY_ENV)
 
 
 def build_parser(prog: str = "python -m pm_notebook.sandbox") -> argparse.ArgumentParser:
@@ -155,11 +156,15 @@ async def _serve(
     board = FaultBoard(extra_stats=lambda: {"tokens_issued": idp.tokens_issued})
     connections = _Connections()
     protocol = tracking_protocol(connections)
-    admin_key = os.environ.get(ADMIN_KEY_ENV) or None
+    # The admin routes serve every secret and the fault switches: never open. Without a key from the
+    # environment, a fresh one is printed and written to the env file.
+    admin_key = os.environ.get(ADMIN_KEY_ENV) or secrets.token_urlsafe(24)
     main_app = FaultMiddleware(
         create_app(store, idp, board, sql_port=sql_port, admin_key=admin_key), board, connections
     )
-    sql_app = FaultMiddleware(create_sql_app(store, options=sql_options_from_args(args)), board, connections)
+    sql_app = FaultMiddleware(
+        create_sql_app(store, options=sql_options_from_args(args), hold=board.holds.wait), board, connections
+    )
     servers = [
         _Server(
             uvicorn.Config(app, http=protocol, lifespan="off", log_config=None, timeout_graceful_shutdown=2)
@@ -181,6 +186,7 @@ async def _serve(
         "PM_CLIENT_ID": demo.id,
         "PM_CLIENT_SECRET": demo.secret,
         "PM_JDBC_URL": f"jdbc:avatica:remote:url=http://{host}:{sql_port}/druid/v2/sql/avatica/",
+        ADMIN_KEY_ENV: admin_key,
     }
     env_written = False
     try:
@@ -200,6 +206,7 @@ async def _serve(
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=0.5)
     finally:
+        board.holds.release()  # a held statement must not keep a worker thread through shutdown
         for s in servers:
             s.should_exit = True
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -223,11 +230,16 @@ def _banner(values: dict[str, str], store: Store, sql_port: int, *, env_file: Pa
     from .data.store import summarize
 
     # A CLI's output, not logging: the user asked for the connection values (the sandbox's own demo secret).
-    # When they went to an env file, the secret stays there: this output often ends up in a log file.
+    # The admin key opens every secret, and this output often ends up in a log file: when both went to
+    # an env file, they stay there.
     shown = dict(values)
     if env_file is not None:
+        shown[ADMIN_KEY_ENV] = f"*** (in {env_file})"
         shown["PM_CLIENT_SECRET"] = f"*** (in {env_file})"
     lines = [f"{k}={v}" for k, v in shown.items()]
+    lines.append(
+        f"# admin routes ({values['PM_BASE_URL']}/_sandbox/...): send X-Sandbox-Admin: <{ADMIN_KEY_ENV}>"
+    )
     lines.append(
         f"# public API: {values['PM_BASE_URL']}/pub  (OpenAPI: {values['PM_BASE_URL']}/pub/openapi.json)"
     )

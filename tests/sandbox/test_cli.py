@@ -72,10 +72,11 @@ def test_env_file_printed_values_and_sigterm(tmp_path):
             proc.wait()
     assert proc.returncode == 0, err
     for key, value in env.items():
-        if key != "PM_CLIENT_SECRET":
+        if key not in ("PM_CLIENT_SECRET", "PM_SANDBOX_ADMIN_KEY"):
             assert f"{key}={value}" in out  # printed too
-    # the secret went to the env file (owner-only): the output, often a log file, names the file instead
+    # the secret and the admin key went to the env file (owner-only): the output, often a log file, names it
     assert env["PM_CLIENT_SECRET"] not in out + err
+    assert env["PM_SANDBOX_ADMIN_KEY"] not in out + err
     assert f"PM_CLIENT_SECRET=*** (in {env_file})" in out
     assert not env_file.exists()  # removed on a clean stop: a stale file never looks like a live sandbox
     assert "Traceback" not in err

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 
-import orjson
 import pytest
 
 pytestmark = pytest.mark.jdbc
@@ -225,13 +224,13 @@ def test_connection_sync_echoes_the_properties_as_druid_does(jvm, sql_server, mo
     server = sql_server()
     service = server.app.state.avatica
     seen: list[str] = []
-    handle = service.handle
+    answer = service.answer
 
-    def recording(body: bytes, *args):
-        seen.append(orjson.loads(body)["request"])
-        return handle(body, *args)
+    def recording(req: dict, *args):
+        seen.append(req["request"])
+        return answer(req, *args)
 
-    monkeypatch.setattr(service, "handle", recording)
+    monkeypatch.setattr(service, "answer", recording)
     store_wg = server.store.by_key("demo")
     c = _connect(server.jdbc_url, store_wg.id, store_wg.secret)
     try:

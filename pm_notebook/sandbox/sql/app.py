@@ -6,7 +6,10 @@ Routes (each with and without the trailing slash):
 * ``POST /druid/v2/sql/`` — Druid's SQL HTTP API, HTTP Basic ``client_id:client_secret`` (:mod:`.druid_api`).
 
 Both run on :class:`~.engine.SqlEngine` over the store's per-workgroup DuckDB databases; blocking
-work runs in the thread pool so slow queries never stall the event loop.
+work runs in worker threads, within a thread budget per workgroup (:class:`_Budgets`), so slow queries
+never stall the event loop and one workgroup's load never starves another. Bodies over
+``SqlOptions.max_request_bytes`` are refused (:mod:`pm_notebook.sandbox.limits`); a garbled
+``Authorization: Basic`` header is a 401 on both routes.
 
 >>> from pm_notebook.sandbox.data.store import build_store        # doctest: +SKIP
 >>> app = create_sql_app(build_store(), options=SqlOptions(query_timeout=30))  # doctest: +SKIP
@@ -16,18 +19,23 @@ from __future__ import annotations
 
 import argparse
 import base64
-import binascii
 import dataclasses
 import functools
 import logging
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
+import anyio
+import anyio.to_thread
+import orjson
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
-from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from ..limits import BodyLimit
 from . import druid_api
 from .avatica import AvaticaService
 from .engine import SqlEngine, SqlOptions
@@ -56,21 +64,35 @@ def sql_options_from_args(args: argparse.Namespace) -> SqlOptions:
     return SqlOptions(**{k: v for k, v in given.items() if v is not None})
 
 
+class _BadCredentials(Exception):
+    """An ``Authorization: Basic`` header that is not base64 of UTF-8 ``user:password``."""
+
+
 def _basic_auth(request: Request) -> tuple[str, str] | None:
+    """The HTTP Basic pair of *request*, ``None`` without one; :class:`_BadCredentials` if it is garbled."""
     header = request.headers.get("authorization", "")
     scheme, _, value = header.partition(" ")
-    if scheme.lower() != "basic" or not value:
+    if scheme.lower() != "basic":
         return None
     try:
-        user, sep, password = base64.b64decode(value.strip()).decode("utf-8").partition(":")
-    except (binascii.Error, UnicodeDecodeError):
-        return None
-    return (user, password) if sep else None
+        # Header values arrive as latin-1 text: a non-ASCII one is garbage, not base64 (b64decode would
+        # raise a bare ValueError for it).
+        raw = base64.b64decode(value.strip().encode("ascii"), validate=True)
+        user, sep, password = raw.decode("utf-8").partition(":")
+    except (ValueError, UnicodeError):  # binascii.Error is a ValueError
+        raise _BadCredentials from None
+    if not sep:
+        raise _BadCredentials
+    return user, password
+
+
+_BAD_BASIC = (
+    "Unauthorized: the Authorization header is not valid HTTP Basic (base64 of <client_id>:<client_secret> "
+    "in UTF-8)."
+)
 
 
 def _druid_error(err: SqlError, query_id: str | None = None) -> Response:
-    import orjson
-
     headers = {"X-Druid-SQL-Query-Id": query_id} if query_id else {}
     if err.kind == "unauthorized":
         headers["WWW-Authenticate"] = 'Basic realm="druid"'
@@ -79,25 +101,96 @@ def _druid_error(err: SqlError, query_id: str | None = None) -> Response:
     )
 
 
-def create_sql_app(store: object, *, options: SqlOptions | None = None) -> Starlette:
+class _Budgets:
+    """Per-workgroup worker-thread budgets, so one workgroup's load never takes another's threads.
+
+    Blocking work of a workgroup runs in at most ``max_threads_per_workgroup`` threads (streaming a Druid
+    answer, in up to ``max_concurrent_queries`` more); its other requests wait *without* a thread, at most
+    ``query_timeout``, then are refused as over capacity. Requests that belong to no workgroup (refused
+    without any engine work) share one small budget. None of this uses the event loop's default thread
+    pool, which the main port's ``/pub`` handlers use.
+    """
+
+    def __init__(self, options: SqlOptions) -> None:
+        self.options = options
+        self._requests: dict[str | None, anyio.CapacityLimiter] = {}
+        self._streams: dict[str, anyio.CapacityLimiter] = {}
+        self._pool: anyio.CapacityLimiter | None = None
+
+    def _limiter(self, table: dict, key: Any, size: int) -> anyio.CapacityLimiter:
+        limiter = table.get(key)
+        if limiter is None:  # created on the event loop (one thread): no race
+            limiter = table[key] = anyio.CapacityLimiter(size)
+        return limiter
+
+    async def run(self, client_id: str | None, func: Callable[..., Any], *args: Any) -> Any:
+        """``func(*args)`` in a worker thread of *client_id*'s budget (:class:`SqlError` if none frees up)."""
+        size = max(1, self.options.max_threads_per_workgroup) if client_id is not None else 4
+        limiter = self._limiter(self._requests, client_id, size)
+        with anyio.move_on_after(self.options.query_timeout) as waited:
+            await limiter.acquire()
+        if waited.cancelled_caught:
+            raise SqlError("Too many requests are running for this workgroup; try again shortly.", "capacity")
+        try:
+            return await anyio.to_thread.run_sync(func, *args, limiter=self._threads())
+        finally:
+            limiter.release()
+
+    async def stream(self, client_id: str, func: Callable[..., Any], *args: Any) -> Any:
+        """``func(*args)`` for one piece of a streamed answer (one running query holds at most one thread)."""
+        limiter = self._limiter(self._streams, client_id, max(1, self.options.max_concurrent_queries))
+        return await anyio.to_thread.run_sync(func, *args, limiter=limiter)
+
+    def _threads(self) -> anyio.CapacityLimiter:
+        # The budgets above do the limiting; this pool only keeps the work off the default limiter.
+        if self._pool is None:
+            self._pool = anyio.CapacityLimiter(10_000)
+        return self._pool
+
+
+def create_sql_app(
+    store: object,
+    *,
+    options: SqlOptions | None = None,
+    hold: Callable[[str, float], None] | None = None,
+) -> Starlette:
     """Build the SQL-port app over *store* (a ``pm_notebook.sandbox.data.store.Store``).
 
-    :param options: limits (timeout, row cap, statements per connection, expiry, frame sizes).
+    :param options: limits (timeout, row cap, statements per connection, expiry, frame sizes, body size).
+    :param hold: the engine's test switch (see :class:`~.engine.SqlEngine`).
     The engine and the Avatica service are reachable as ``app.state.sql_engine`` and ``app.state.avatica``.
     """
-    engine = SqlEngine(store, options)
+    options = options or SqlOptions()
+    engine = SqlEngine(store, options, hold=hold)
     avatica = AvaticaService(engine)
     running = druid_api.Running()
+    budgets = _Budgets(options)
 
     async def avatica_endpoint(request: Request) -> Response:
         body = await request.body()
-        answered = avatica.handle_inline(body)
-        status, payload = answered or await run_in_threadpool(avatica.handle, body, _basic_auth(request))
+        try:
+            basic = _basic_auth(request)
+        except _BadCredentials:
+            # Druid's authenticator refuses a garbled header at the HTTP level, before Avatica.
+            error = SqlError(_BAD_BASIC, "unauthorized").avatica_body()
+            headers = {"WWW-Authenticate": 'Basic realm="druid"'}
+            return Response(orjson.dumps(error), status_code=401, media_type=_JSON, headers=headers)
+        answered = avatica.handle_inline(body) if basic is None else None
+        if answered is None:
+            try:
+                req = avatica.parse(body)
+                answered = await budgets.run(avatica.owner(req), avatica.answer, req, basic)
+            except SqlError as e:
+                answered = 500, orjson.dumps(e.avatica_body())
+        status, payload = answered
         return Response(payload, status_code=status, media_type=_JSON)
 
     def workgroup(request: Request) -> tuple[object | None, Response | None]:
         """The workgroup of the request's HTTP Basic credentials, or Druid's 401 answer."""
-        creds = _basic_auth(request)
+        try:
+            creds = _basic_auth(request)
+        except _BadCredentials:
+            return None, _druid_error(SqlError(_BAD_BASIC, "unauthorized"))
         wg = store.authenticate(*creds) if creds else None  # type: ignore[attr-defined]
         if wg is not None:
             return wg, None
@@ -117,11 +210,13 @@ def create_sql_app(store: object, *, options: SqlOptions | None = None) -> Starl
         try:
             req = druid_api.parse_request(await request.body())
             query_id = req.query_id
-            answer = await run_in_threadpool(
-                functools.partial(druid_api.answer, engine, wg.id, req, running=running)
+            answer = await budgets.run(
+                wg.id, functools.partial(druid_api.answer, engine, wg.id, req, running=running)
             )
         except SqlError as e:
             return _druid_error(e, query_id)
+        except ClientDisconnect:
+            raise  # ends quietly in BodyLimit: nobody to answer
         except Exception as e:  # keep the Druid error shape even for our own bugs
             log.exception("druid sql internal error")
             return _druid_error(SqlError(f"Internal error: {type(e).__name__}: {e}", "internal"), query_id)
@@ -131,7 +226,10 @@ def create_sql_app(store: object, *, options: SqlOptions | None = None) -> Starl
         if answer.body is not None:
             return Response(answer.body, media_type=req.media_type, headers=headers)
         return StreamingResponse(
-            answer.chunks, media_type=req.media_type, headers=headers, background=BackgroundTask(answer.close)
+            _pieces(budgets, wg.id, answer.chunks),
+            media_type=req.media_type,
+            headers=headers,
+            background=BackgroundTask(budgets.stream, wg.id, answer.close),
         )
 
     async def druid_cancel(request: Request) -> Response:
@@ -150,7 +248,16 @@ def create_sql_app(store: object, *, options: SqlOptions | None = None) -> Starl
         Route("/druid/v2/sql/", druid_endpoint, methods=["POST"]),
         Route("/druid/v2/sql", druid_endpoint, methods=["POST"]),
     ]
-    app = Starlette(routes=routes)
+    app = Starlette(routes=routes, middleware=[Middleware(BodyLimit, max_bytes=options.max_request_bytes)])
     app.state.sql_engine = engine
     app.state.avatica = avatica
     return app
+
+
+_DONE = object()
+
+
+async def _pieces(budgets: _Budgets, client_id: str, chunks: Iterator[Any]) -> AsyncIterator[Any]:
+    """The pieces of a streamed answer, each produced in a thread of the workgroup's stream budget."""
+    while (piece := await budgets.stream(client_id, next, chunks, _DONE)) is not _DONE:
+        yield piece

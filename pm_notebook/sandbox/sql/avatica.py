@@ -11,6 +11,14 @@ least ``min_rows_per_frame`` and at most ``max_rows_per_frame`` rows, at most
 ``max_statements_per_connection`` open statements, idle connections and results expire (an expired
 connection answers error code 1, which the driver's ``transparent_reconnection`` recovers from), and
 only queries run (writes and batches are refused).
+
+Workgroups are kept apart: at most ``max_connections`` open connections *per workgroup* (a full workgroup
+may only make room among its own idle connections, never by closing another's); an ``openConnection``
+naming an id that is already open is refused, like Druid ("Connection [id] already open"), so a known
+id can never be taken over; and a request sending HTTP Basic credentials of another workgroup than the
+connection's gets the same "Connection not found" as an unknown id. Every request field is checked for
+its JSON type and range first: a malformed request is an ``ErrorResponse`` naming the field, never an
+internal error.
 """
 
 from __future__ import annotations
@@ -120,25 +128,119 @@ _ENCODE_BLOCK = 50_000
 
 
 def _typed_value(tv: Any) -> Any:
-    """Python value of an Avatica TypedValue (see the encodings table in avatica-json.md)."""
-    if tv is None or not isinstance(tv, dict):
+    """Python value of an Avatica TypedValue (see the encodings table in avatica-json.md).
+
+    :raises ValueError, TypeError, OverflowError: a value that does not fit its ``type`` (the caller names
+        the parameter in a :class:`SqlError`).
+    """
+    if tv is None:
+        return None
+    if not isinstance(tv, dict):
+        if isinstance(tv, list):
+            raise TypeError("expected a TypedValue object, got a list")
         return tv
     kind, value = tv.get("type"), tv.get("value")
     if value is None:
         return None
-    if kind == "JAVA_SQL_TIMESTAMP" or kind == "JAVA_UTIL_DATE":
-        return _EPOCH + dt.timedelta(milliseconds=int(value))
-    if kind == "JAVA_SQL_DATE":
-        return dt.date(1970, 1, 1) + dt.timedelta(days=int(value))
-    if kind == "JAVA_SQL_TIME":
-        return (_EPOCH + dt.timedelta(milliseconds=int(value))).time()
-    if kind == "BYTE_STRING":
-        return base64.b64decode(value)
     if kind == "ARRAY":
-        return [_typed_value(v) if isinstance(v, dict) else v for v in value]
+        if not isinstance(value, list):
+            raise TypeError("an ARRAY value must be a list")
+        return [_typed_value(v) for v in value]
+    if isinstance(value, dict | list):
+        raise TypeError(f"a {kind} value must be a JSON scalar")
+    if kind == "JAVA_SQL_TIMESTAMP" or kind == "JAVA_UTIL_DATE":
+        return _EPOCH + dt.timedelta(milliseconds=_whole(value))
+    if kind == "JAVA_SQL_DATE":
+        return dt.date(1970, 1, 1) + dt.timedelta(days=_whole(value))
+    if kind == "JAVA_SQL_TIME":
+        return (_EPOCH + dt.timedelta(milliseconds=_whole(value))).time()
+    if kind == "BYTE_STRING":
+        return base64.b64decode(str(value), validate=True)
     if kind in ("DOUBLE", "FLOAT", "PRIMITIVE_DOUBLE", "PRIMITIVE_FLOAT"):
         return float(value)
+    if kind in _INTEGRAL:
+        # orjson reads an integer beyond 64 bits as a float: never round it silently
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"a {kind} value must be an integer")
+        if not -(2**63) <= value < 2**63:
+            raise OverflowError("integer out of the 64-bit range")
     return value
+
+
+_INTEGRAL = frozenset(
+    (
+        "LONG",
+        "INTEGER",
+        "SHORT",
+        "BYTE",
+        "PRIMITIVE_LONG",
+        "PRIMITIVE_INT",
+        "PRIMITIVE_SHORT",
+        "PRIMITIVE_BYTE",
+    )
+)
+
+
+def _whole(value: Any) -> int:
+    """An integral count (ms or days) of a TypedValue; bools and fractions are not counts."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise TypeError("expected an integer")
+    return int(value)
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "null" if value is None else "a number"
+    )
+
+
+def _str_field(req: dict, name: str, *, required: bool = True) -> str | None:
+    """A string field of *req*; a missing required one or a value of another type is a :class:`SqlError`."""
+    value = req.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value):
+        raise SqlError(f'{req.get("request")}: "{name}" must be a non-empty string, got {_kind(value)}.')
+    return value
+
+
+def _int_field(req: dict, name: str, default: int, bounds: tuple[int, int] = _INT64) -> int:
+    """An integer field of *req* within *bounds* (*default* when absent or null)."""
+    value = req.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SqlError(f'{req.get("request")}: "{name}" must be an integer, got {_kind(value)}.')
+    if not bounds[0] <= value <= bounds[1]:
+        raise SqlError(f'{req.get("request")}: "{name}" is out of range ({value}).')
+    return value
+
+
+def _obj_field(req: dict, name: str) -> dict:
+    """An object field of *req* (``{}`` when absent or null)."""
+    value = req.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise SqlError(f'{req.get("request")}: "{name}" must be an object, got {_kind(value)}.')
+    return value
+
+
+def _list_field(req: dict, name: str) -> list | None:
+    """A list field of *req* (``None`` when absent or null)."""
+    value = req.get(name)
+    if value is not None and not isinstance(value, list):
+        raise SqlError(f'{req.get("request")}: "{name}" must be a list, got {_kind(value)}.')
+    return value
+
+
+def _pattern_field(req: dict, name: str) -> str | None:
+    """A LIKE pattern field (a string or null)."""
+    return _str_field(req, name, required=False)
 
 
 @dataclass
@@ -276,18 +378,52 @@ class AvaticaService:
     # --- entry point --------------------------------------------------------------------------------
     def handle(self, body: bytes, basic_auth: tuple[str, str] | None = None) -> tuple[int, bytes]:
         """Answer one Avatica request body; *basic_auth* is the HTTP Basic pair, if the client sent one."""
-        self._sweep()
+        try:
+            req = self.parse(body)
+        except SqlError as e:
+            return 500, orjson.dumps(e.avatica_body())
+        return self.answer(req, basic_auth)
+
+    @staticmethod
+    def parse(body: bytes) -> dict:
+        """The request object of *body*; :class:`SqlError` if it is not JSON or has no ``request`` name."""
         try:
             req = orjson.loads(body)
-            if not isinstance(req, dict) or not isinstance(req.get("request"), str):
-                raise SqlError('Not an Avatica JSON request: expected an object with a "request" field.')
+        except orjson.JSONDecodeError:
+            raise SqlError("The request body is not valid JSON.") from None
+        if not isinstance(req, dict) or not isinstance(req.get("request"), str):
+            raise SqlError('Not an Avatica JSON request: expected an object with a "request" field.')
+        return req
+
+    def owner(self, req: dict) -> str | None:
+        """The workgroup (client id) *req* would run for, else ``None`` (it will be refused without work).
+
+        Cheap and without side effects, so the app can pick the workgroup's thread budget before the call.
+        """
+        if req.get("request") == "openConnection":
+            info = req.get("info")
+            user = info.get("user") if isinstance(info, dict) else None
+            password = info.get("password") if isinstance(info, dict) else None
+            if not isinstance(user, str) or not isinstance(password, str):
+                return None
+            # authenticated, so naming another workgroup's id cannot draw on that workgroup's budget
+            wg = self.engine.store.authenticate(user, password)  # type: ignore[attr-defined]
+            return wg.id if wg is not None else None
+        cid = req.get("connectionId")
+        if req.get("request") == "execute":
+            handle = req.get("statementHandle")
+            cid = handle.get("connectionId") if isinstance(handle, dict) else None
+        conn = self._connections.get(cid) if isinstance(cid, str) else None
+        return conn.client_id if conn is not None else None
+
+    def answer(self, req: dict, basic_auth: tuple[str, str] | None = None) -> tuple[int, bytes]:
+        """Answer one parsed request (see :meth:`parse`): ``(200, answer)`` or ``(500, ErrorResponse)``."""
+        self._sweep()
+        try:
             method = getattr(self, "_do_" + req["request"], None)
             if method is None:
                 raise SqlError(f"Unsupported Avatica request '{req['request']}'.", "unsupported")
-            answer = method(req, basic_auth)
-            return 200, orjson.dumps(answer)
-        except orjson.JSONDecodeError:
-            return 500, orjson.dumps(SqlError("The request body is not valid JSON.").avatica_body())
+            return 200, orjson.dumps(method(req, _Caller(self.engine.store, basic_auth)))
         except SqlError as e:
             log.debug("avatica error (%s): %s", e.kind, e.message)
             return 500, orjson.dumps(e.avatica_body())
@@ -301,7 +437,8 @@ class AvaticaService:
         """Answer a ``fetch`` whose rows are already JSON-encoded without blocking, else ``None``.
 
         Lets the app serve most fetches on the event loop: a thread-pool hop costs more than the frame.
-        Anything that could wait (a busy connection, an encoding step, an error) returns ``None``.
+        Anything that could wait (a busy connection, an encoding step, an error) or is not a well-formed
+        fetch returns ``None`` (the full path then answers it, errors included).
         """
         if b'"fetch"' not in body[:40]:
             return None
@@ -309,14 +446,22 @@ class AvaticaService:
             req = orjson.loads(body)
         except orjson.JSONDecodeError:
             return None
-        conn = self._connections.get(str(req.get("connectionId")))
-        if req.get("request") != "fetch" or conn is None or not conn.lock.acquire(blocking=False):
+        if not isinstance(req, dict) or req.get("request") != "fetch":
+            return None
+        cid, sid, offset = req.get("connectionId"), req.get("statementId"), req.get("offset")
+        if not isinstance(cid, str) or type(sid) is not int or type(offset) is not int:
+            return None
+        size = req.get("fetchMaxRowCount", -1)
+        if type(size) is not int or not _INT64[0] <= size <= _INT64[1]:
+            return None
+        conn = self._connections.get(cid)
+        if conn is None or not conn.lock.acquire(blocking=False):
             return None
         try:
-            st = conn.statements.get(req.get("statementId"))
-            if st is None or st.result is None or st.encoded is None or req.get("offset") != st.offset:
+            st = conn.statements.get(sid)
+            if st is None or st.result is None or st.encoded is None or offset != st.offset:
                 return None
-            size = self._frame_size(req.get("fetchMaxRowCount", -1))
+            size = self._frame_size(size)
             end = min(st.offset + size, st.result.table.num_rows)
             if end > st.encoded_start + len(st.encoded):
                 return None
@@ -327,9 +472,10 @@ class AvaticaService:
         answer = {"response": "fetch", "frame": frame, "missingStatement": False, "missingResults": False}
         return 200, orjson.dumps(answer)
 
-    def connection_count(self) -> int:
-        """Open connections (for tests and stats)."""
-        return len(self._connections)
+    def connection_count(self, client_id: str | None = None) -> int:
+        """Open connections, of one workgroup or of all (for tests and stats)."""
+        conns = list(self._connections.values())
+        return sum(1 for c in conns if client_id is None or c.client_id == client_id)
 
     # --- lifecycle ----------------------------------------------------------------------------------
     def _sweep(self) -> None:
@@ -347,48 +493,71 @@ class AvaticaService:
                     if st.result is not None and now - st.touched > self.options.statement_idle_timeout:
                         st.result = st.encoded = None
 
-    def _conn(self, connection_id: Any) -> _Connection:
-        conn = self._connections.get(str(connection_id))
+    def _lookup(self, connection_id: str, caller: _Caller) -> _Connection | None:
+        """The open connection *connection_id* if *caller* may use it (another workgroup's is unknown)."""
+        conn = self._connections.get(connection_id)
+        if conn is None or not caller.may_use(conn.client_id):
+            return None
+        return conn
+
+    def _conn(self, req: dict, caller: _Caller, field_name: str = "connectionId") -> _Connection:
+        cid = _str_field(req, field_name)
+        assert cid is not None
+        conn = self._lookup(cid, caller)
         if conn is None:
-            raise SqlError(f"Connection not found: {connection_id}", "no_connection")
+            raise SqlError(f"Connection not found: {cid}", "no_connection")
         conn.touched = time.monotonic()
         return conn
 
-    def _do_openConnection(self, req: dict, basic: tuple[str, str] | None) -> dict:
-        cid = str(req.get("connectionId") or "")
-        if not cid:
-            raise SqlError("openConnection needs a connectionId.")
-        info = dict(req.get("info") or {})
+    def _do_openConnection(self, req: dict, caller: _Caller) -> dict:
+        cid = _str_field(req, "connectionId")
+        assert cid is not None
+        if len(cid) > 256:
+            raise SqlError("openConnection: the connectionId is longer than 256 characters.")
+        info = dict(_obj_field(req, "info"))
         user, password = info.pop("user", None), info.pop("password", None)
-        if user is None and basic:
-            user, password = basic
+        if user is None and caller.basic:
+            user, password = caller.basic
         if not user:
             raise SqlError(
                 "Unauthorized: no credentials. Pass user=<client id> and password=<client secret> as "
                 "connection properties.",
                 "unauthorized",
             )
-        wg = self.engine.store.authenticate(str(user), str(password or ""))  # type: ignore[attr-defined]
+        if not isinstance(user, str) or not isinstance(password, str | None):
+            raise SqlError(
+                "openConnection: the user and password properties must be strings.", "unauthorized"
+            )
+        wg = self.engine.store.authenticate(user, password or "")  # type: ignore[attr-defined]
         if wg is None:
             raise SqlError(
                 f"Unauthorized: wrong user or password for the SQL endpoint (user '{user}'). Use the "
                 "workgroup's client id as user and its client secret as password.",
                 "unauthorized",
             )
+        limit = self.options.max_connections
         with self._lock:
-            if cid not in self._connections and len(self._connections) >= self.options.max_connections:
-                idle = [c for c in self._connections.values() if not c.statements]
+            if cid in self._connections:
+                # Druid refuses too: replacing it would hand another client's connection to this one.
+                raise SqlError(f"Connection [{cid}] already open.")
+            own = [c for c in self._connections.values() if c.client_id == wg.id]
+            if len(own) >= limit:
+                idle = [c for c in own if not c.statements]
                 if not idle:
                     raise SqlError(
-                        f"Too many connections, limit is [{self.options.max_connections}].", "capacity"
+                        f"Too many connections, limit is [{limit}] per workgroup: close the connections "
+                        "you no longer use.",
+                        "capacity",
                     )
-                del self._connections[min(idle, key=lambda c: c.touched).id]
+                oldest = min(idle, key=lambda c: c.touched)
+                log.info("avatica connection %s closed to make room (workgroup at its limit)", oldest.id)
+                del self._connections[oldest.id]
             self._connections[cid] = _Connection(id=cid, client_id=wg.id, info=info)
         return {"response": "openConnection"}
 
-    def _do_connectionSync(self, req: dict, basic: Any) -> dict:
-        conn = self._conn(req.get("connectionId"))
-        props = {k: v for k, v in (req.get("connProps") or {}).items() if v is not None}
+    def _do_connectionSync(self, req: dict, caller: _Caller) -> dict:
+        conn = self._conn(req, caller)
+        props = {k: v for k, v in _obj_field(req, "connProps").items() if v is not None}
         conn.props.update(props)
         answer = {
             "connProps": "connPropsImpl",
@@ -405,27 +574,29 @@ class AvaticaService:
         answer.update({k: v for k, v in conn.props.items() if k in answer})
         return {"response": "connectionSync", "connProps": answer}
 
-    def _do_databaseProperties(self, req: dict, basic: Any) -> dict:
-        self._conn(req.get("connectionId"))
+    def _do_databaseProperties(self, req: dict, caller: _Caller) -> dict:
+        self._conn(req, caller)
         return {"response": "databaseProperties", "map": {}}
 
-    def _do_closeConnection(self, req: dict, basic: Any) -> dict:
+    def _do_closeConnection(self, req: dict, caller: _Caller) -> dict:
+        cid = _str_field(req, "connectionId")
         with self._lock:
-            conn = self._connections.pop(str(req.get("connectionId")), None)
+            # Unknown ids succeed (Druid ignores them); another workgroup's connection is as unknown.
+            conn = self._connections.pop(cid) if self._lookup(str(cid), caller) is not None else None
         for st in list(conn.statements.values()) if conn is not None else ():
             _cancel_running(st)
         return {"response": "closeConnection"}
 
-    def _do_commit(self, req: dict, basic: Any) -> dict:
-        self._conn(req.get("connectionId"))
+    def _do_commit(self, req: dict, caller: _Caller) -> dict:
+        self._conn(req, caller)
         return {"response": "commit"}
 
-    def _do_rollback(self, req: dict, basic: Any) -> dict:
-        self._conn(req.get("connectionId"))
+    def _do_rollback(self, req: dict, caller: _Caller) -> dict:
+        self._conn(req, caller)
         return {"response": "rollback"}
 
-    def _do_createStatement(self, req: dict, basic: Any) -> dict:
-        conn = self._conn(req.get("connectionId"))
+    def _do_createStatement(self, req: dict, caller: _Caller) -> dict:
+        conn = self._conn(req, caller)
         with conn.lock:
             st = self._add_statement(conn, conn.new_id())
         return {"response": "createStatement", "connectionId": conn.id, "statementId": st.id}
@@ -442,14 +613,15 @@ class AvaticaService:
         conn.next_id = max(conn.next_id, sid + 1)
         return st
 
-    def _do_closeStatement(self, req: dict, basic: Any) -> dict:
-        conn = self._connections.get(str(req.get("connectionId")))
+    def _do_closeStatement(self, req: dict, caller: _Caller) -> dict:
+        conn = self._lookup(str(_str_field(req, "connectionId")), caller)
+        sid = _int_field(req, "statementId", -1, _INT32)
         if conn is not None:
             # Like Druid, closing a statement stops its running query: the query holds the connection's
             # lock, so it is interrupted first (a client's Ctrl-C sends this on another HTTP connection).
-            _cancel_running(conn.statements.get(req.get("statementId")))
+            _cancel_running(conn.statements.get(sid))
             with conn.lock:
-                conn.statements.pop(req.get("statementId"), None)
+                conn.statements.pop(sid, None)
         return {"response": "closeStatement"}
 
     # --- queries ------------------------------------------------------------------------------------
@@ -504,25 +676,27 @@ class AvaticaService:
             st.result = st.encoded = None  # like Druid: the result is closed once its last frame is sent
         return {"offset": start, "done": done, "rows": rows}
 
-    def _do_prepareAndExecute(self, req: dict, basic: Any) -> dict:
-        conn = self._conn(req.get("connectionId"))
+    def _do_prepareAndExecute(self, req: dict, caller: _Caller) -> dict:
+        conn = self._conn(req, caller)
         with conn.lock:
-            st = self._add_statement(conn, int(req.get("statementId") or conn.new_id()))
-            st.sql, st.param_types, st.result = str(req.get("sql") or ""), (), None
-            total = req.get("maxRowCount", req.get("maxRowsTotal", -1))
-            self._run(conn, st, [], int(total) if isinstance(total, int) else -1)
-            rs = self._result_set(conn, st, req.get("maxRowsInFirstFrame", -1))
+            sql = _str_field(req, "sql", required=False) or ""
+            total = _int_field(req, "maxRowCount", _int_field(req, "maxRowsTotal", -1))
+            first = _int_field(req, "maxRowsInFirstFrame", -1)
+            st = self._add_statement(conn, _int_field(req, "statementId", 0, _INT32) or conn.new_id())
+            st.sql, st.param_types, st.result = sql, (), None
+            self._run(conn, st, [], total)
+            rs = self._result_set(conn, st, first)
         return {"response": "executeResults", "missingStatement": False, "resultSets": [rs]}
 
-    def _do_prepare(self, req: dict, basic: Any) -> dict:
-        conn = self._conn(req.get("connectionId"))
-        sql = str(req.get("sql") or "")
+    def _do_prepare(self, req: dict, caller: _Caller) -> dict:
+        conn = self._conn(req, caller)
+        sql = _str_field(req, "sql", required=False) or ""
+        total = _int_field(req, "maxRowCount", _int_field(req, "maxRowsTotal", -1))
         translated, columns = self.engine.describe(conn.client_id, sql)
         with conn.lock:
             st = self._add_statement(conn, conn.new_id())
             st.sql, st.columns, st.param_types, st.result = sql, columns, translated.param_types, None
-            total = req.get("maxRowCount", req.get("maxRowsTotal", -1))
-            st.max_rows = int(total) if isinstance(total, int) else -1
+            st.max_rows = total
         return {
             "response": "prepare",
             "statement": {
@@ -532,53 +706,58 @@ class AvaticaService:
             },
         }
 
-    def _do_execute(self, req: dict, basic: Any) -> dict:
-        handle = req.get("statementHandle") or {}
-        conn = self._conn(handle.get("connectionId"))
+    def _do_execute(self, req: dict, caller: _Caller) -> dict:
+        handle = _obj_field(req, "statementHandle")
+        conn = self._conn({**handle, "request": "execute"}, caller)
+        sid = _int_field({**handle, "request": "execute"}, "id", -1, _INT32)
+        params = _params(_list_field(req, "parameterValues") or [])
+        first = _int_field(req, "maxRowCount", -1)
         with conn.lock:
-            st = conn.statements.get(handle.get("id"))
+            st = conn.statements.get(sid)
             if st is None or st.sql is None:
                 return {"response": "executeResults", "missingStatement": True, "resultSets": []}
-            params = [_typed_value(v) for v in (req.get("parameterValues") or [])]
             self._run(conn, st, params, st.max_rows)
-            rs = self._result_set(conn, st, req.get("maxRowCount", -1))
+            rs = self._result_set(conn, st, first)
         return {"response": "executeResults", "missingStatement": False, "resultSets": [rs]}
 
-    def _do_fetch(self, req: dict, basic: Any) -> dict:
-        conn = self._conn(req.get("connectionId"))
+    def _do_fetch(self, req: dict, caller: _Caller) -> dict:
+        conn = self._conn(req, caller)
+        sid = _int_field(req, "statementId", -1, _INT32)
+        offset = _int_field(req, "offset", -1)
+        size = self._frame_size(_int_field(req, "fetchMaxRowCount", -1))
         with conn.lock:
-            st = conn.statements.get(req.get("statementId"))
+            st = conn.statements.get(sid)
             if st is None:
                 return {"response": "fetch", "frame": None, "missingStatement": True, "missingResults": False}
             if st.result is None:
                 return {"response": "fetch", "frame": None, "missingStatement": False, "missingResults": True}
-            offset = req.get("offset")
-            if isinstance(offset, int) and offset != st.offset:
+            if offset >= 0 and offset != st.offset:
                 raise SqlError(
                     f"Cannot fetch at offset {offset}: results are read forward only and the statement "
                     f"is at offset {st.offset}."
                 )
-            frame = self._next_frame(st, self._frame_size(req.get("fetchMaxRowCount", -1)))
+            frame = self._next_frame(st, size)
         return {"response": "fetch", "frame": frame, "missingStatement": False, "missingResults": False}
 
-    def _do_syncResults(self, req: dict, basic: Any) -> dict:
-        conn = self._conn(req.get("connectionId"))
-        state = req.get("state") or {}
+    def _do_syncResults(self, req: dict, caller: _Caller) -> dict:
+        conn = self._conn(req, caller)
+        state = _obj_field(req, "state")
+        sql = _str_field({"request": "syncResults", **state}, "sql", required=False)
+        offset = max(_int_field(req, "offset", 0), 0)
         with conn.lock:
-            st = self._add_statement(conn, int(req.get("statementId") or conn.new_id()))
-            if state.get("sql"):
-                st.sql = str(state["sql"])
+            st = self._add_statement(conn, _int_field(req, "statementId", 0, _INT32) or conn.new_id())
+            if sql:
+                st.sql = sql
             if st.sql is None:
                 return {"response": "syncResults", "moreResults": False, "missingStatement": True}
             self._run(conn, st, [], st.max_rows)
-            offset = int(req.get("offset") or 0)
             assert st.result is not None
             more = offset < st.result.table.num_rows
             st.offset = min(offset, st.result.table.num_rows)
         return {"response": "syncResults", "moreResults": more, "missingStatement": False}
 
-    def _do_prepareAndExecuteBatch(self, req: dict, basic: Any) -> dict:
-        self._conn(req.get("connectionId"))
+    def _do_prepareAndExecuteBatch(self, req: dict, caller: _Caller) -> dict:
+        self._conn(req, caller)
         raise SqlError(
             "Batch statements not supported: the SQL endpoint is read-only.",
             "refused",
@@ -612,32 +791,32 @@ class AvaticaService:
             clauses.append(f"{column} LIKE ? ESCAPE '\\'")
             params.append(str(pattern))
 
-    def _do_getCatalogs(self, req: dict, basic: Any) -> dict:
-        return self._meta(self._conn(req.get("connectionId")), "getCatalogs", [("druid",)])
+    def _do_getCatalogs(self, req: dict, caller: _Caller) -> dict:
+        return self._meta(self._conn(req, caller), "getCatalogs", [("druid",)])
 
-    def _do_getSchemas(self, req: dict, basic: Any) -> dict:
-        conn = self._conn(req.get("connectionId"))
-        catalog, pattern = req.get("catalog"), req.get("schemaPattern")
+    def _do_getSchemas(self, req: dict, caller: _Caller) -> dict:
+        conn = self._conn(req, caller)
+        catalog, pattern = _str_field(req, "catalog", required=False), _pattern_field(req, "schemaPattern")
         rows = [(s, "druid") for s in _SCHEMAS if catalog in (None, "druid") and _like_match(s, pattern)]
         return self._meta(conn, "getSchemas", rows)
 
-    def _do_getTableTypes(self, req: dict, basic: Any) -> dict:
-        return self._meta(
-            self._conn(req.get("connectionId")), "getTableTypes", [("SYSTEM_TABLE",), ("TABLE",)]
-        )
+    def _do_getTableTypes(self, req: dict, caller: _Caller) -> dict:
+        return self._meta(self._conn(req, caller), "getTableTypes", [("SYSTEM_TABLE",), ("TABLE",)])
 
-    def _do_getTypeInfo(self, req: dict, basic: Any) -> dict:
-        return self._meta(self._conn(req.get("connectionId")), "getTypeInfo", list(_TYPE_INFO))
+    def _do_getTypeInfo(self, req: dict, caller: _Caller) -> dict:
+        return self._meta(self._conn(req, caller), "getTypeInfo", list(_TYPE_INFO))
 
-    def _do_getTables(self, req: dict, basic: Any) -> dict:
-        conn = self._conn(req.get("connectionId"))
-        if req.get("catalog") not in (None, "druid"):
+    def _do_getTables(self, req: dict, caller: _Caller) -> dict:
+        conn = self._conn(req, caller)
+        if _str_field(req, "catalog", required=False) not in (None, "druid"):
             return self._meta(conn, "getTables", [])
         clauses, params = ["1 = 1"], []
-        self._like(clauses, params, "TABLE_SCHEMA", req.get("schemaPattern"))
-        self._like(clauses, params, "TABLE_NAME", req.get("tableNamePattern"))
-        types = req.get("typeList")
+        self._like(clauses, params, "TABLE_SCHEMA", _pattern_field(req, "schemaPattern"))
+        self._like(clauses, params, "TABLE_NAME", _pattern_field(req, "tableNamePattern"))
+        types = _list_field(req, "typeList")
         if types is not None:
+            if not all(isinstance(t, str) for t in types):
+                raise SqlError('getTables: "typeList" must be a list of strings.')
             if not types:
                 return self._meta(conn, "getTables", [])
             clauses.append("TABLE_TYPE IN (" + ", ".join("?" for _ in types) + ")")
@@ -650,14 +829,14 @@ class AvaticaService:
         rows = [r + (None,) * 6 for r in self._query(conn, sql, params)]
         return self._meta(conn, "getTables", rows)
 
-    def _do_getColumns(self, req: dict, basic: Any) -> dict:
-        conn = self._conn(req.get("connectionId"))
-        if req.get("catalog") not in (None, "druid"):
+    def _do_getColumns(self, req: dict, caller: _Caller) -> dict:
+        conn = self._conn(req, caller)
+        if _str_field(req, "catalog", required=False) not in (None, "druid"):
             return self._meta(conn, "getColumns", [])
         clauses, params = ["1 = 1"], []
-        self._like(clauses, params, "TABLE_SCHEMA", req.get("schemaPattern"))
-        self._like(clauses, params, "TABLE_NAME", req.get("tableNamePattern"))
-        self._like(clauses, params, "COLUMN_NAME", req.get("columnNamePattern"))
+        self._like(clauses, params, "TABLE_SCHEMA", _pattern_field(req, "schemaPattern"))
+        self._like(clauses, params, "TABLE_NAME", _pattern_field(req, "tableNamePattern"))
+        self._like(clauses, params, "COLUMN_NAME", _pattern_field(req, "columnNamePattern"))
         sql = (
             "SELECT TABLE_CATALOG, TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, JDBC_TYPE, DATA_TYPE, IS_NULLABLE, "
             "ORDINAL_POSITION FROM INFORMATION_SCHEMA.COLUMNS WHERE "
@@ -696,6 +875,37 @@ class AvaticaService:
                 )
             )
         return self._meta(conn, "getColumns", rows)
+
+
+class _Caller:
+    """Who sends a request: the HTTP Basic pair it carried, if any (checked only when it matters)."""
+
+    def __init__(self, store: Any, basic: tuple[str, str] | None) -> None:
+        self.store = store
+        self.basic = basic
+
+    def may_use(self, client_id: str) -> bool:
+        """Whether a connection of workgroup *client_id* is visible to this caller.
+
+        Without credentials the (client-generated, unguessable) connection id is the capability, as with
+        Druid; with credentials, only the workgroup they authenticate sees its connections.
+        """
+        if self.basic is None:
+            return True
+        wg = self.store.authenticate(*self.basic)
+        return wg is not None and wg.id == client_id
+
+
+def _params(values: list) -> list:
+    """Python values of ``execute``'s ``parameterValues``; a bad one is a :class:`SqlError` naming it."""
+    out = []
+    for i, tv in enumerate(values):
+        try:
+            out.append(_typed_value(tv))
+        except (TypeError, ValueError, OverflowError) as e:  # binascii.Error is a ValueError
+            kind = tv.get("type") if isinstance(tv, dict) else None
+            raise SqlError(f"parameterValues[{i}]: not a valid {kind or 'TypedValue'} value ({e}).") from None
+    return out
 
 
 def _cancel_running(st: _Statement | None) -> None:

@@ -74,7 +74,10 @@ def _param_value(p: Any, i: int) -> Any:
         return None
     try:
         if kind in ("BIGINT", "INTEGER", "SMALLINT", "TINYINT", "LONG"):
-            return int(value)
+            number = int(value)
+            if not -(2**63) <= number < 2**63:
+                raise OverflowError
+            return number
         if kind in ("DOUBLE", "FLOAT", "REAL", "DECIMAL"):
             return float(value)
         if kind == "BOOLEAN":
@@ -89,12 +92,30 @@ def _param_value(p: Any, i: int) -> Any:
             return str(value)
         if kind.startswith("ARRAY"):
             return list(value)
-    except (TypeError, ValueError):
-        raise SqlError(f"parameters[{i}]: value {value!r} is not a valid {kind}.") from None
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a date beyond year 9999
+        raise SqlError(f"parameters[{i}]: value {_short(value)} is not a valid {kind}.") from None
     raise SqlError(
         f"parameters[{i}]: unknown type '{p['type']}' (use VARCHAR, BIGINT, DOUBLE, BOOLEAN, TIMESTAMP, "
         "DATE or ARRAY)."
     )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _query_id(context: dict) -> str:
+    """``context.sqlQueryId``, or a fresh one; it is echoed in a header, so it must be printable ASCII."""
+    given = context.get("sqlQueryId")
+    if given is None or given == "":
+        return str(uuid.uuid4())
+    if not isinstance(given, str) or len(given) > 512 or not all(" " <= ch <= "~" for ch in given):
+        raise SqlError(
+            "context.sqlQueryId must be a string of at most 512 printable ASCII characters "
+            "(no control characters such as CR or LF)."
+        )
+    return given
 
 
 def parse_request(body: bytes) -> DruidRequest:
@@ -132,7 +153,7 @@ def parse_request(body: bytes) -> DruidRequest:
         sql_types_header=sql_types,
         parameters=[_param_value(p, i) for i, p in enumerate(params)],
         context=context,
-        query_id=str(context.get("sqlQueryId") or uuid.uuid4()),
+        query_id=_query_id(context),
     )
 
 

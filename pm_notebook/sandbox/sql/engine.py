@@ -45,12 +45,15 @@ class SqlOptions:
     :param query_timeout: seconds a statement may run before it is interrupted.
     :param max_rows: most rows one result may hold; larger results fail with a clear error.
     :param max_statements_per_connection: open Avatica statements per connection (Druid: 4).
-    :param max_connections: open Avatica connections in total (Druid: 25).
+    :param max_connections: open Avatica connections per workgroup (Druid: 25, for the whole broker).
     :param connection_idle_timeout: seconds of silence after which an Avatica connection is closed.
     :param statement_idle_timeout: seconds after which an untouched Avatica result is dropped.
     :param max_rows_per_frame: largest Avatica frame (Druid: 5000).
     :param min_rows_per_frame: smallest Avatica frame, whatever the client asks (Druid: 100).
     :param max_concurrent_queries: statements running at once per workgroup (others wait their turn).
+    :param max_threads_per_workgroup: worker threads one workgroup's requests may hold at once; more of its
+        requests wait without a thread (and fail after ``query_timeout``), so no workgroup starves another.
+    :param max_request_bytes: largest request body (and, separately, request head) the SQL port reads.
     """
 
     query_timeout: float = 60.0
@@ -62,6 +65,8 @@ class SqlOptions:
     max_rows_per_frame: int = 5000
     min_rows_per_frame: int = 100
     max_concurrent_queries: int = 8
+    max_threads_per_workgroup: int = 16
+    max_request_bytes: int = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -119,9 +124,19 @@ class _Workgroup:
 class SqlEngine:
     """Druid SQL over the store's per-workgroup DuckDB databases (thread-safe)."""
 
-    def __init__(self, store: object, options: SqlOptions | None = None) -> None:
+    def __init__(
+        self,
+        store: object,
+        options: SqlOptions | None = None,
+        *,
+        hold: Callable[[str, float], None] | None = None,
+    ) -> None:
+        """:param hold: a test switch, ``hold(client_id, deadline)``: called once a statement holds its
+        workgroup's query slot and may block (at most until *deadline*, a ``time.monotonic()``) to make the
+        statement slow by construction."""
         self.store = store
         self.options = options or SqlOptions()
+        self._hold = hold
         self._workgroups: dict[str, _Workgroup] = {}
         self._lock = threading.Lock()
 
@@ -170,17 +185,20 @@ class SqlEngine:
     # --- running ------------------------------------------------------------------------------------
     def describe(self, client_id: str, sql: str) -> tuple[Translated, list[Column]]:
         """The result columns of *sql* without running it (parameters bound to NULL, no rows read)."""
-        translated = self.translate(client_id, sql)
-        if translated.explain:
-            return translated, _EXPLAIN_COLUMNS
-        cur = self._database(client_id).cursor()
+        translated, wg, _ = self._admit(client_id, sql, None, time.monotonic())
         try:
-            rel = cur.sql(translated.sql, params=translated.bind([None] * translated.param_count))
-            return translated, [_column(n, t) for n, t in zip(rel.columns, rel.types, strict=True)]
-        except duckdb.Error as e:
-            raise _engine_error(e, sql) from None
+            if translated.explain:
+                return translated, _EXPLAIN_COLUMNS
+            cur = self._database(client_id).cursor()
+            try:
+                rel = cur.sql(translated.sql, params=translated.bind([None] * translated.param_count))
+                return translated, [_column(n, t) for n, t in zip(rel.columns, rel.types, strict=True)]
+            except duckdb.Error as e:
+                raise _engine_error(e, sql) from None
+            finally:
+                cur.close()
         finally:
-            cur.close()
+            wg.gate.release()
 
     def execute(
         self,
@@ -200,7 +218,7 @@ class SqlEngine:
         :raises SqlError: refused, invalid, timed out, cancelled or over the row cap.
         """
         started = time.monotonic()
-        translated, wg, limit = self._admit(client_id, sql, timeout)
+        translated, wg, limit = self._admit(client_id, sql, timeout, started)
         try:
             params = list(params or [])
             return self._run(client_id, sql, translated, params, limit, max_rows, started, on_open)
@@ -228,21 +246,45 @@ class SqlEngine:
 
         :raises SqlError: refused or invalid before any row; while iterating: timed out, over the row cap.
         """
-        translated, wg, limit = self._admit(client_id, sql, timeout)
+        started = time.monotonic()
+        translated, wg, limit = self._admit(client_id, sql, timeout, started)
         return ResultStream(
-            self, wg, client_id, sql, translated, list(params or []), select, limit, batch_rows, on_open
+            self,
+            wg,
+            client_id,
+            sql,
+            translated,
+            list(params or []),
+            select,
+            limit,
+            batch_rows,
+            on_open,
+            started,
         )
 
-    def _admit(self, client_id: str, sql: str, timeout: float | None) -> tuple[Translated, _Workgroup, float]:
-        """Translate *sql* and take one of the workgroup's query slots (the caller releases it).
+    def _admit(
+        self, client_id: str, sql: str, timeout: float | None, started: float
+    ) -> tuple[Translated, _Workgroup, float]:
+        """Take one of the workgroup's query slots, then translate *sql* (the caller releases the slot).
+
+        The time limit runs from *started*: waiting for the slot and translating count against it, so a
+        huge statement costs its own workgroup's slot and time, and cannot run past its limit.
 
         :returns: the translation, the workgroup and the statement's time limit in seconds.
         """
-        translated = self.translate(client_id, sql)
         wg = self._workgroup(client_id)
         limit = self.options.query_timeout if timeout is None else min(timeout, self.options.query_timeout)
-        if not wg.gate.acquire(timeout=limit):
+        if not wg.gate.acquire(timeout=max(0.0, started + limit - time.monotonic())):
             raise SqlError("Too many queries are running for this workgroup; try again shortly.", "capacity")
+        try:
+            translated = self.translate(client_id, sql)
+            if self._hold is not None:
+                self._hold(client_id, started + limit)
+            if time.monotonic() - started >= limit:
+                raise _timed_out(limit)
+        except BaseException:
+            wg.gate.release()
+            raise
         return translated, wg, limit
 
     def _shape(
@@ -348,6 +390,7 @@ class ResultStream:
         timeout: float,
         batch_rows: int,
         on_open: Callable[[ResultStream], None] | None = None,
+        started: float | None = None,
     ) -> None:
         self._gate: threading.BoundedSemaphore | None = wg.gate
         self._cap = engine.options.max_rows
@@ -357,7 +400,8 @@ class ResultStream:
         self._reader: pa.RecordBatchReader | None = None
         self._deadline: Deadline | None = None
         try:
-            self._deadline = running = Deadline(engine._database(client_id).cursor(), timeout, sql)
+            cursor = engine._database(client_id).cursor()
+            self._deadline = running = Deadline(cursor, timeout, sql, since=started)
             if on_open is not None:
                 on_open(self)
             bound = translated.bind(params)
