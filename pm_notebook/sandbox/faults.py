@@ -43,8 +43,10 @@ __all__ = [
 ]
 
 ADMIN_PREFIX = "/_sandbox"
-#: the longest delay (and Retry-After) a fault may ask for, seconds: longer is a hang, not a fault
+#: the longest delay a fault may ask for, seconds: longer is a hang, not a fault
 MAX_DELAY = 600.0
+#: a Retry-After is only announced, never waited for by the sandbox: a day at most
+MAX_RETRY_AFTER = 86_400.0
 
 
 @dataclass
@@ -68,7 +70,7 @@ class Fault:
             raise ValueError(f"times must be an integer from 1 to 1000000 (got {self.times!r})")
         _check_seconds("delay", self.delay)
         if self.retry_after is not None:
-            _check_seconds("retry_after", self.retry_after)
+            _check_seconds("retry_after", self.retry_after, limit=MAX_RETRY_AFTER)  # only announced
         if self.drop_after_bytes is not None and (
             not _is_int(self.drop_after_bytes) or self.drop_after_bytes < 0
         ):
@@ -81,12 +83,12 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_seconds(name: str, value: Any) -> None:
-    """A number of seconds from 0 to :data:`MAX_DELAY` (NaN, infinities and strings are refused)."""
+def _check_seconds(name: str, value: Any, limit: float = MAX_DELAY) -> None:
+    """A number of seconds from 0 to *limit* (NaN, infinities and strings are refused)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number of seconds (got {value!r})")
-    if not 0 <= value <= MAX_DELAY:
-        raise ValueError(f"{name} must be from 0 to {MAX_DELAY:g} seconds (got {value!r})")
+    if not 0 <= value <= limit:
+        raise ValueError(f"{name} must be from 0 to {limit:g} seconds (got {value!r})")
 
 
 class Holds:
