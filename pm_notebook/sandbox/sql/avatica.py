@@ -469,6 +469,7 @@ class AvaticaService:
                 params,
                 max_rows=max_total if max_total > 0 else None,
                 on_open=running,
+                context=conn.info,  # Druid reads the query context from the connection properties
             )
         finally:
             st.cancel = None
@@ -517,7 +518,7 @@ class AvaticaService:
     def _do_prepare(self, req: dict, basic: Any) -> dict:
         conn = self._conn(req.get("connectionId"))
         sql = str(req.get("sql") or "")
-        translated, columns = self.engine.describe(conn.client_id, sql)
+        translated, columns = self.engine.describe(conn.client_id, sql, conn.info)
         with conn.lock:
             st = self._add_statement(conn, conn.new_id())
             st.sql, st.columns, st.param_types, st.result = sql, columns, translated.param_types, None
