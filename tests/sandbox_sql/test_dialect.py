@@ -51,7 +51,8 @@ def run(db, sql, params=()):
         ("SELECT TIME_PARSE('2025-01-06T10:30:00.000Z') FROM \"p-1\" LIMIT 1", "2025-01-06 10:30:00"),
         ('SELECT MILLIS_TO_TIMESTAMP(enddate) FROM "p-1" GROUP BY 1 ORDER BY 1', "2025-01-06 10:40:00"),
         (
-            'SELECT TIMESTAMPDIFF(DAY, __time, MILLIS_TO_TIMESTAMP(enddate)) FROM "p-1" GROUP BY 1 ORDER BY 1',
+            'SELECT TIMESTAMPDIFF(DAY, __time, MILLIS_TO_TIMESTAMP(enddate)) FROM "p-1" '
+            "GROUP BY 1 ORDER BY 1",
             "0",
         ),
         ('SELECT TIMESTAMPADD(HOUR, 2, __time) FROM "p-1" GROUP BY 1 ORDER BY 1', "2025-01-06 12:30:00"),
