@@ -115,8 +115,8 @@ QUERIES = [
     ("between", "SELECT DISTINCT vertex_name FROM {v} WHERE vertex_name BETWEEN 'B' AND 'Rz' ORDER BY 1"),
     (
         "order_desc",
-        "SELECT vertex_name, caseid, __time FROM {v} GROUP BY 1, 2, 3 ORDER BY vertex_name DESC, caseid, __time "
-        "LIMIT 40",
+        "SELECT vertex_name, caseid, __time FROM {v} GROUP BY 1, 2, 3 "
+        "ORDER BY vertex_name DESC, caseid, __time LIMIT 40",
     ),
     ("order_case_desc", "SELECT DISTINCT caseid FROM {v} ORDER BY caseid DESC LIMIT 15"),
     ("like", "SELECT DISTINCT vertex_name FROM {v} WHERE vertex_name LIKE '%Purchase%' ORDER BY 1"),

@@ -23,7 +23,8 @@ def expected(reference, tables):
         tables.fmt(
             "SELECT strftime(__time, '%Y-%m-%dT%H:%M:%S.%g') || 'Z', caseid, tasks_count, concurrency, "
             "is_predicted, "
-            "distinct_vertices FROM druid.{c} WHERE caseid IN (SELECT caseid FROM druid.{c} ORDER BY caseid LIMIT 5) "
+            "distinct_vertices FROM druid.{c} "
+            "WHERE caseid IN (SELECT caseid FROM druid.{c} ORDER BY caseid LIMIT 5) "
             "ORDER BY __time, caseid"
         )
     ).fetchall()
