@@ -34,6 +34,9 @@ from .strict import check_tree as check_strict_tree
 __all__ = ["Translated", "translate"]
 
 
+_DIV_CALL = "PM_DRUID_DIV"
+
+
 def _plain_call(name: str):  # noqa: ANN202 - sqlglot's builder signature
     return lambda args: exp.Anonymous(this=name, expressions=args)
 
@@ -44,7 +47,11 @@ class _DruidIn(Druid):
     class Parser(Druid.Parser):
         # Every function the table rewrites stays a plain call, so the table (not sqlglot) decides its
         # DuckDB form; this also keeps Calcite's TIMESTAMPDIFF/TIMESTAMPADD argument order as written.
-        FUNCTIONS = {**Druid.Parser.FUNCTIONS, **{name: _plain_call(name) for name in REWRITTEN}}
+        FUNCTIONS = {
+            **Druid.Parser.FUNCTIONS,
+            **{name: _plain_call(name) for name in REWRITTEN},
+            _DIV_CALL: _plain_call("DIV"),
+        }
         FUNCTION_PARSERS = {k: v for k, v in Druid.Parser.FUNCTION_PARSERS.items() if k not in REWRITTEN}
 
 
@@ -126,9 +133,15 @@ def _translate(sql: str, catalog: Catalog, windowing: bool) -> Translated:
         if t.text != "?":
             raise SqlError(f"Named parameter {t.text} is not supported: use ? placeholders.")
     check_tokens(tokens, src, catalog, windowing=windowing)
-    for i in range(len(params) - 1, -1, -1):
-        t = params[i]
-        text = text[: t.start] + f":p{i + 1}" + text[t.end + 1 :]
+    edits = [(t.start, t.end, f":p{i + 1}") for i, t in enumerate(params)]
+    # sqlglot reads DIV as MySQL's infix operator: Druid's DIV(x, y) is renamed for the parser.
+    edits += [
+        (t.start, t.end, _DIV_CALL)
+        for t, nxt in zip(tokens, tokens[1:], strict=False)
+        if t.token_type == TokenType.DIV and nxt.token_type == TokenType.L_PAREN
+    ]
+    for start, end, new in sorted(edits, reverse=True):
+        text = text[:start] + new + text[end + 1 :]
     try:
         tree = sqlglot.parse_one(text, read=_DruidIn)
     except ParseError as e:

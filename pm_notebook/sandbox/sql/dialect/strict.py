@@ -73,7 +73,6 @@ _REFUSED_TOKENS = {
         "SESSION_PARAMETER",
         "COLON",
         "DSTAR",
-        "DIV",
         "STRAIGHT_JOIN",
         "MATCH_RECOGNIZE",
         "CONNECT_BY",
@@ -92,55 +91,8 @@ _REFUSED_TOKENS = {
 }
 # Words that may stand before "(" without being a function call.
 _SYNTAX = set(
-    [
-        "IN",
-        "EXISTS",
-        "VALUES",
-        "FROM",
-        "JOIN",
-        "AS",
-        "ON",
-        "AND",
-        "OR",
-        "NOT",
-        "SELECT",
-        "WHERE",
-        "HAVING",
-        "OVER",
-        "FILTER",
-        "THEN",
-        "ELSE",
-        "WHEN",
-        "CASE",
-        "BY",
-        "ALL",
-        "ANY",
-        "SOME",
-        "UNION",
-        "INTERSECT",
-        "EXCEPT",
-        "USING",
-        "DISTINCT",
-        "LIKE",
-        "BETWEEN",
-        "SETS",
-        "ROLLUP",
-        "CUBE",
-        "WITH",
-        "IS",
-        "LIMIT",
-        "OFFSET",
-        "UNNEST",
-        "WINDOW",
-        "PARTITION",
-        "ROWS",
-        "RANGE",
-        "PRECEDING",
-        "FOLLOWING",
-        "ROW",
-        "DESC",
-        "ASC",
-    ]
+    "IN EXISTS VALUES FROM JOIN AS ON AND OR NOT SELECT WHERE HAVING OVER FILTER THEN ELSE WHEN CASE BY ALL "
+    "ANY SOME UNION INTERSECT EXCEPT USING DISTINCT LIKE BETWEEN SETS ROLLUP CUBE WITH IS UNNEST".split()
 )
 _STAR_MODIFIERS = {"EXCLUDE", "REPLACE", "RENAME", "EXCEPT", "COLUMNS", "ILIKE", "LIKE", "SIMILAR"}
 _INTERVAL_UNITS = {"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND"}
@@ -279,6 +231,7 @@ def _no_match(tokens: list[Token], start: int, name_end: int, catalog: Catalog, 
 def check_tokens(tokens: list[Token], src: Source, catalog: Catalog, *, windowing: bool) -> None:
     """Refuse, at the first offending token, what Druid's parser or function table does not have."""
     n = len(tokens)
+    calls: list[bool] = []  # for each open "(": whether it opens a function call's arguments
     for i, t in enumerate(tokens):
         kind, text, up = t.token_type, t.text, t.text.upper()
         prev = tokens[i - 1] if i else None
@@ -297,7 +250,9 @@ def check_tokens(tokens: list[Token], src: Source, catalog: Catalog, *, windowin
             raise unexpected_token(text, line, col)
         if kind == TokenType.L_BRACKET and (prev is None or prev.text.upper() != "ARRAY"):
             raise unexpected_token(text, line, col)
-        if up == "BY" and nxt is not None and nxt.token_type == TokenType.ALL:
+        if kind == TokenType.DIV and (nxt is None or nxt.token_type != TokenType.L_PAREN):
+            raise unexpected_token(text, line, col)  # MySQL's infix DIV; Druid has DIV(x, y)
+        if kind in (TokenType.GROUP_BY, TokenType.ORDER_BY) and nxt is not None and nxt.text.upper() == "ALL":
             raise unexpected_token(nxt.text, *src.pos(nxt)[:2])
         if up == "WITHIN" and nxt is not None and nxt.text.upper() == "GROUP":
             raise unexpected_token(text, line, col)
@@ -326,6 +281,12 @@ def check_tokens(tokens: list[Token], src: Source, catalog: Catalog, *, windowin
                 "[enableWindowing] in query context.",
                 src.pos(tokens[start], t),
             )
+        if kind == TokenType.L_PAREN:
+            calls.append(prev is not None and prev.text.upper() in FUNCTIONS)
+        elif kind == TokenType.R_PAREN and calls:
+            calls.pop()
+        elif kind == TokenType.ORDER_BY and calls and calls[-1]:
+            raise unexpected_token(text, line, col)  # ARRAY_AGG/STRING_AGG take no ORDER BY in Druid
         if nxt is not None and nxt.token_type == TokenType.L_PAREN:
             _check_call(tokens, i, src, catalog)
 
