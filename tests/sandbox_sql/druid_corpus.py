@@ -1,5 +1,5 @@
-"""Two corpora of SQL over one project's three tables (``{c}`` cases, ``{v}`` tasks, ``{e}`` transitions, lookup
-names ``{vn}`` / ``{ex}``, project id ``{pid}``; see :meth:`conftest.Tables.fmt`).
+"""Two corpora of SQL over one project's three tables (``{c}`` cases, ``{v}`` tasks, ``{e}`` transitions,
+lookup names ``{vn}`` / ``{ex}``, project id ``{pid}``; see :meth:`conftest.Tables.fmt`).
 
 ``VALID``: Druid SQL adapted from Apache Druid's SQL reference examples (sql-scalar, sql-aggregations,
 sql-array-functions, sql-multivalue-string-functions, datasketches, lookups, joins, subqueries, grouping sets)
@@ -33,7 +33,8 @@ VALID: list[tuple[str, str]] = [
     ("extract_dow", "SELECT EXTRACT(DOW FROM __time) AS dow, AVG(duration) FROM {c} GROUP BY 1"),
     (
         "timestampdiff_days",
-        "SELECT TIMESTAMPDIFF(DAY, __time, MILLIS_TO_TIMESTAMP(enddate)) AS days, COUNT(*) FROM {c} GROUP BY 1",
+        "SELECT TIMESTAMPDIFF(DAY, __time, MILLIS_TO_TIMESTAMP(enddate)) AS days, COUNT(*) FROM {c} "
+        "GROUP BY 1",
     ),
     ("timestampadd", "SELECT MAX(TIMESTAMPADD(HOUR, 1, __time)) FROM {c}"),
     ("time_shift", "SELECT TIME_SHIFT(MIN(__time), 'P1D', 1) FROM {c}"),
@@ -52,7 +53,8 @@ VALID: list[tuple[str, str]] = [
     ),
     (
         "variant_names",
-        "SELECT LOOKUP(graphkey, '{vn}') AS variant, COUNT(*) AS n FROM {c} GROUP BY 1 ORDER BY n DESC LIMIT 10",
+        "SELECT LOOKUP(graphkey, '{vn}') AS variant, COUNT(*) AS n FROM {c} GROUP BY 1 "
+        "ORDER BY n DESC LIMIT 10",
     ),
     ("excluded_cases", "SELECT COUNT(*) FROM {c} WHERE LOOKUP(case_version, '{ex}') IS NULL"),
     ("lookup_default", "SELECT LOOKUP(caseid, '{ex}', 'kept') AS why, COUNT(*) FROM {c} GROUP BY 1"),
@@ -189,7 +191,8 @@ VALID: list[tuple[str, str]] = [
     ),
     (
         "in_subquery",
-        "SELECT COUNT(*) FROM {c} WHERE caseid IN (SELECT caseid FROM {v} WHERE total_occurences_by_caseid > 1)",
+        "SELECT COUNT(*) FROM {c} WHERE caseid IN "
+        "(SELECT caseid FROM {v} WHERE total_occurences_by_caseid > 1)",
     ),
     ("rework_per_task", "SELECT vertex_name, COUNT(*) FROM {v} GROUP BY 1 ORDER BY 2 DESC"),
     (

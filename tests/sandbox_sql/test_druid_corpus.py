@@ -1,5 +1,5 @@
-"""The strict dialect, end to end: Druid SQL runs on every transport, non-Druid SQL is refused on every transport
-in Druid's words (corpora in :mod:`druid_corpus`)."""
+"""The strict dialect, end to end: Druid SQL runs on every transport, non-Druid SQL is refused on every
+transport in Druid's words (corpora in :mod:`druid_corpus`)."""
 
 from __future__ import annotations
 
@@ -84,7 +84,8 @@ def test_function_errors_carry_a_position(conn, tables, transport):
 
 def test_window_functions_run_with_enable_windowing(druid, tables):
     sql = tables.fmt(
-        "SELECT caseid, ROW_NUMBER() OVER (ORDER BY caseid) AS rn FROM {c} GROUP BY caseid ORDER BY caseid LIMIT 3"
+        "SELECT caseid, ROW_NUMBER() OVER (ORDER BY caseid) AS rn FROM {c} GROUP BY caseid "
+        "ORDER BY caseid LIMIT 3"
     )
     refused = druid(sql)
     assert refused.status_code == 400 and "enableWindowing" in refused.json()["errorMessage"]
@@ -94,8 +95,6 @@ def test_window_functions_run_with_enable_windowing(druid, tables):
 
 
 def test_window_functions_run_with_the_avatica_connection_property(sandbox, demo, tables):
-    from pm_notebook.sandbox.sql.errors import SqlError  # noqa: F401 - the refusal's text is checked below
-
     import requests
 
     url = sandbox.sql_url + "/druid/v2/sql/avatica/"

@@ -91,8 +91,44 @@ _REFUSED_TOKENS = {
 }
 # Words that may stand before "(" without being a function call.
 _SYNTAX = set(
-    "IN EXISTS VALUES FROM JOIN AS ON AND OR NOT SELECT WHERE HAVING OVER FILTER THEN ELSE WHEN CASE BY ALL "
-    "ANY SOME UNION INTERSECT EXCEPT USING DISTINCT LIKE BETWEEN SETS ROLLUP CUBE WITH IS UNNEST".split()
+    [
+        "IN",
+        "EXISTS",
+        "VALUES",
+        "FROM",
+        "JOIN",
+        "AS",
+        "ON",
+        "AND",
+        "OR",
+        "NOT",
+        "SELECT",
+        "WHERE",
+        "HAVING",
+        "OVER",
+        "FILTER",
+        "THEN",
+        "ELSE",
+        "WHEN",
+        "CASE",
+        "BY",
+        "ALL",
+        "ANY",
+        "SOME",
+        "UNION",
+        "INTERSECT",
+        "EXCEPT",
+        "USING",
+        "DISTINCT",
+        "LIKE",
+        "BETWEEN",
+        "SETS",
+        "ROLLUP",
+        "CUBE",
+        "WITH",
+        "IS",
+        "UNNEST",
+    ]
 )
 _STAR_MODIFIERS = {"EXCLUDE", "REPLACE", "RENAME", "EXCEPT", "COLUMNS", "ILIKE", "LIKE", "SIMILAR"}
 _INTERVAL_UNITS = {"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND"}
