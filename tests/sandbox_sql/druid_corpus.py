@@ -348,5 +348,6 @@ REFUSED: list[tuple[str, str]] = [
     ("from_first", "FROM {c} SELECT caseid"),
     ("pivot", "PIVOT {c} ON processkey USING COUNT(*)"),
     ("deep_nesting", "SELECT " + "(" * 1500 + "1" + ")" * 1500),
-    ("deep_case", "SELECT " + "CASE WHEN 1 = 1 THEN " * 300 + "1" + " END" * 300),
+    ("deep_case", "SELECT " + "CASE WHEN 1 = 1 THEN " * 5000 + "1" + " END" * 5000),
+    ("deep_subqueries", "SELECT * FROM (" * 3000 + "SELECT caseid FROM {c}" + ")" * 3000),
 ]
