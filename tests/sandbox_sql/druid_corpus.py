@@ -336,6 +336,7 @@ REFUSED: list[tuple[str, str]] = [
     ("positional_join", "SELECT c.caseid FROM {c} c POSITIONAL JOIN {v} v"),
     ("semi_join", "SELECT c.caseid FROM {c} c SEMI JOIN {v} v ON c.caseid = v.caseid"),
     ("misspelt_column", "SELECT durration FROM {c} LIMIT 1"),
+    ("column_in_other_case", "SELECT CASEID FROM {c} LIMIT 1"),
     ("unknown_table", "SELECT COUNT(*) FROM nosuchtable"),
     ("interval_number", "SELECT INTERVAL 1 DAY"),
     ("interval_in_string", "SELECT INTERVAL '1 day'"),

@@ -367,6 +367,7 @@ def check_tree(tree: exp.Expression, catalog: Catalog, locate: object) -> None:
 
     :param locate: ``locate(text) -> position | None`` finds a name in the statement for error positions.
     """
+    _check_column_case(tree, catalog, locate)
     for node in tree.walk():
         if isinstance(node, exp.Cast) and not _cast_type_ok(node.to):
             name = node.to.sql(dialect="druid")
@@ -380,6 +381,21 @@ def check_tree(tree: exp.Expression, catalog: Catalog, locate: object) -> None:
             _check_join(node)
         if isinstance(node, exp.Select) and node.args.get("order"):
             _check_ordering(node, tree)
+
+
+def _check_column_case(tree: exp.Expression, catalog: Catalog, locate: object) -> None:
+    """Druid's names are case-sensitive where DuckDB's are not: ``CASEID`` is not ``caseid``."""
+    known = {c for cols in catalog.tables.values() for c in cols} | {"k", "v"}
+    for node in tree.walk():
+        if isinstance(node, exp.Alias | exp.TableAlias | exp.CTE):
+            known.add(node.alias_or_name)
+        if isinstance(node, exp.TableAlias):
+            known.update(c.name for c in node.columns)
+    folded = {k.lower() for k in known}
+    for col in tree.find_all(exp.Column):
+        name = col.name
+        if name and name not in known and name.lower() in folded:
+            raise invalid_sql(f"Column '{name}' not found in any table", locate(name))  # type: ignore[operator]
 
 
 def _cast_type_ok(to: exp.DataType) -> bool:
