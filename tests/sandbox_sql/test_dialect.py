@@ -263,3 +263,58 @@ def test_subquery_and_cte_sources_are_unnested(mvdb):
     assert mvrun(mvdb, 'SELECT tags, COUNT(*) FROM (SELECT * FROM "p-2") GROUP BY 1 ORDER BY 1') == want
     cte = 'WITH c AS (SELECT * FROM "p-2") SELECT tags, COUNT(*) FROM c GROUP BY 1 ORDER BY 1'
     assert mvrun(mvdb, cte) == want
+
+
+def test_the_function_table_is_data_with_a_doc_page_per_entry():
+    from pm_notebook.sandbox.sql.access import _FORBIDDEN_FUNCTIONS
+    from pm_notebook.sandbox.sql.dialect import FUNCTIONS
+    from pm_notebook.sandbox.sql.dialect.functions import SAME, UNSUPPORTED
+    from pm_notebook.sandbox.sql.dialect.templates import tmpl
+
+    assert len(FUNCTIONS) > 150
+    for name, entry in FUNCTIONS.items():
+        assert name == entry.name == name.upper()
+        assert entry.kind in ("scalar", "aggregate", "window")
+        assert entry.doc.startswith("sql-")
+        assert name.lower() not in _FORBIDDEN_FUNCTIONS
+        if isinstance(entry.rewrite, str) and entry.rewrite not in (SAME, UNSUPPORTED, "lookup"):
+            tmpl(entry.rewrite)  # every one-line template is valid DuckDB SQL
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        (
+            "SELECT \"current_setting\"('memory_limit')",
+            "No match found for function signature current_setting",
+        ),
+        ('SELECT main."version"()', "No match found for function signature main.version()"),
+        ('SELECT "Abs"(1)', "No match found for function signature Abs(<NUMERIC>)"),
+        ('SELECT U&"\\0076ersion"()', "Received an unexpected token [&]"),
+        ('SELECT "ABS"(-1)', None),
+        ("SELECT abs(-1), Abs(-2)", None),
+    ],
+)
+def test_function_names_resolve_as_druid_resolves_them(sql, message):
+    if message is None:
+        assert translate(sql, CATALOG).sql.lower().count("abs(") >= 1
+        return
+    with pytest.raises(SqlError) as info:
+        translate(sql, CATALOG)
+    assert message in info.value.message and "(line [1], column [" in info.value.message
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT " + "(" * 1500 + "1" + ")" * 1500,
+        "SELECT * FROM (" * 3000 + 'SELECT caseid FROM "p-1"' + ")" * 3000,
+        "SELECT " + "CASE WHEN 1 = 1 THEN " * 5000 + "1" + " END" * 5000,
+    ],
+    ids=["parentheses", "subqueries", "case"],
+)
+def test_deep_nesting_is_a_druid_shaped_refusal(sql):
+    with pytest.raises(SqlError) as info:
+        translate(sql, CATALOG)
+    assert "nested too deeply" in info.value.message
+    assert info.value.http_status == 400 and info.value.druid_body()["errorCode"] == "invalidInput"
