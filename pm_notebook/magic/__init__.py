@@ -13,7 +13,7 @@ terminal and in Jupyter kernels alike.
 >>> %load_ext pm_notebook                                  # doctest: +SKIP
 >>> %pmsql --project "Purchase to pay"                     # doctest: +SKIP
 >>> %%pmsql -o slow                                        # doctest: +SKIP
-... SELECT caseid, duration FROM {cases} WHERE duration > :threshold ORDER BY duration DESC
+... SELECT caseid, duration FROM {cases} WHERE duration > :threshold ORDER BY __time DESC
 """
 
 from __future__ import annotations

@@ -20,8 +20,9 @@ __all__ = ["Footer", "ProgressLine", "ResultView", "TextView", "format_error", "
 
 logger = logging.getLogger(__name__)
 
-# "From line 1, column 15 to line 1, column 18: ..." (Calcite) or "at line 2, column 8" (our errors).
-_POSITION = re.compile(r"line (\d+), column (\d+)")
+# "From line 1, column 15 to line 1, column 18: ..." (Calcite), "... (line [1], column [15])" (Druid) or
+# "at line 2, column 8" (our errors).
+_POSITION = re.compile(r"line \[?(\d+)\]?, column \[?(\d+)\]?")
 # a name the server quotes in its message: 'x' or "x"
 _QUOTED = re.compile(r"'([^'\n]{1,128})'|\"([^\"\n]{1,128})\"")
 

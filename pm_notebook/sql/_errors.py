@@ -42,7 +42,8 @@ _FRAMES = (
     re.compile(r"^while preparing SQL: ", re.S),
     re.compile(r"^Remote driver error: ", re.S),
 )
-_POSITION = re.compile(r"line (\d+), column (\d+)")
+# Calcite's "line 1, column 8" and Druid's "(line [1], column [8])".
+_POSITION = re.compile(r"line \[?(\d+)\]?, column \[?(\d+)\]?")
 
 
 def server_text(message: str) -> str:

@@ -53,6 +53,15 @@ def test_position_parsed_from_calcite_message_and_offsets_applied():
     assert mark_position("SELECT * FROM nope", 1, 8) in text
 
 
+def test_position_parsed_from_druid_message():
+    sql = "SELECT caseid,\n  strftime(__time, '%Y') FROM t"
+    message = (
+        "No match found for function signature strftime(<TIMESTAMP>, <CHARACTER>) (line [2], column [3])"
+    )
+    text = format_error(QueryError("x", server_message=message), sql=sql)
+    assert mark_position(sql, 2, 3) in text and "^" in text
+
+
 def test_other_errors_and_cancellation():
     assert format_error(NotFound("No project p", hint="List them")).startswith("NotFound: No project p")
     assert "cancelled" in format_error(QueryCancelled("stopped"))

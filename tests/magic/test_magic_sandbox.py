@@ -27,7 +27,7 @@ def _count(sandbox, sandbox_store, sql: str) -> int:
 def test_cell_displays_table_and_footer(pshell, project, sandbox, sandbox_store):
     n = _count(sandbox, sandbox_store, f'SELECT COUNT(*) FROM druid."{project.id}"')
     pshell.run_cell("%config PmSql.displaylimit = 5")
-    pshell.run_cell("%%pmsql\nSELECT caseid, duration FROM {cases} ORDER BY caseid")
+    pshell.run_cell("%%pmsql\nSELECT caseid, duration FROM {cases} ORDER BY __time")
     (out,) = pshell.displayed
     html = out["data"]["text/html"]
     assert html.count("<tr") == 6  # header + displaylimit rows
@@ -37,14 +37,14 @@ def test_cell_displays_table_and_footer(pshell, project, sandbox, sandbox_store)
 
 
 def test_capture_with_output_and_no_display(pshell, conn, project):
-    sql = f'SELECT caseid, duration, __time FROM "{project.id}" ORDER BY caseid LIMIT 25'
+    sql = f'SELECT caseid, duration, __time FROM "{project.id}" ORDER BY __time LIMIT 25'
     pshell.run_cell(f"%%pmsql -o df --no-display\n{sql}")
     assert pshell.displayed == []
     pd.testing.assert_frame_equal(pshell.user_ns["df"], conn.query(sql))
 
 
 def test_capture_with_output_still_displays(pshell):
-    pshell.run_cell("%%pmsql -o small\nSELECT caseid FROM {cases} ORDER BY caseid LIMIT 3")
+    pshell.run_cell("%%pmsql -o small\nSELECT caseid FROM {cases} ORDER BY __time LIMIT 3")
     assert len(pshell.user_ns["small"]) == 3
     assert "3 rows × 1 column" in displayed(pshell)[0]
 
@@ -111,7 +111,7 @@ def test_list_value_expands_for_in(pshell, project, sandbox, sandbox_store):
     pshell.run_cell(
         "%%pmsql -o got --no-display\n"
         "SELECT caseid FROM {cases} WHERE caseid IN (:ids) AND duration >= :minimum\n"
-        "ORDER BY caseid"
+        "GROUP BY caseid ORDER BY caseid"
     )
     assert pshell.user_ns["got"]["caseid"].tolist() == ids
 
@@ -165,14 +165,14 @@ def test_autolimit_config_and_limit_option(pshell, project, sandbox, sandbox_sto
 
 
 def test_limit_equal_to_size_is_not_reported_as_cut(pshell):
-    pshell.run_cell("%%pmsql -o a --limit 4\nSELECT caseid FROM {cases} ORDER BY caseid LIMIT 4")
+    pshell.run_cell("%%pmsql -o a --limit 4\nSELECT caseid FROM {cases} ORDER BY __time LIMIT 4")
     assert len(pshell.user_ns["a"]) == 4
     assert "Stopped" not in displayed(pshell)[-1]
 
 
 @pytest.mark.parametrize("transport", ["druid", "avatica", pytest.param("jdbc", marks=pytest.mark.jdbc)])
 def test_transport_option_and_config(pshell, conn, project, transport):
-    sql = f'SELECT caseid, duration FROM "{project.id}" ORDER BY caseid LIMIT 10'
+    sql = f'SELECT caseid, duration FROM "{project.id}" ORDER BY __time LIMIT 10'
     pshell.run_cell(f"%%pmsql -o df --transport {transport}\n{sql}")
     pd.testing.assert_frame_equal(pshell.user_ns["df"], conn.query(sql, transport=transport))
     assert f"via {transport}" in displayed(pshell)[-1]

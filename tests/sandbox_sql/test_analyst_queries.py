@@ -341,7 +341,8 @@ CASES: list[tuple[str, str, str]] = [
     ),
     (
         "integer_division_per_row",
-        "SELECT caseid, duration / 3600000, rework / 2 + 1 FROM {c} ORDER BY caseid LIMIT 20",
+        "SELECT caseid, duration / 3600000, rework / 2 + 1 FROM {c} GROUP BY caseid, duration, rework "
+        "ORDER BY caseid LIMIT 20",
         "SELECT caseid, CAST(trunc(duration / 3600000) AS BIGINT), CAST(trunc(rework / 2) AS BIGINT) + 1 "
         "FROM druid.{c} ORDER BY caseid LIMIT 20",
     ),
@@ -352,7 +353,7 @@ CASES: list[tuple[str, str, str]] = [
     ),
     (
         "paging",
-        "SELECT caseid, duration FROM {c} ORDER BY duration DESC, caseid LIMIT 5 OFFSET 10",
+        "SELECT caseid, duration FROM {c} GROUP BY 1, 2 ORDER BY duration DESC, caseid LIMIT 5 OFFSET 10",
         "SELECT caseid, duration FROM druid.{c} ORDER BY duration DESC, caseid LIMIT 5 OFFSET 10",
     ),
     (
@@ -400,7 +401,11 @@ def test_there_are_at_least_forty():
 @pytest.mark.parametrize(("druid_sql", "duck_sql"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_analyst_query(druid, reference, tables, druid_sql, duck_sql):
     want = [[_norm(v) for v in row] for row in reference.execute(tables.fmt(duck_sql)).fetchall()]
-    r = druid(tables.fmt(druid_sql), resultFormat="array", context={"sqlStringifyArrays": False})
+    r = druid(
+        tables.fmt(druid_sql),
+        resultFormat="array",
+        context={"sqlStringifyArrays": False, "enableWindowing": True},
+    )
     assert r.status_code == 200, r.text
     got = r.json()
     assert len(got) == len(want), (got[:5], want[:5])

@@ -38,10 +38,10 @@ QUERIES = [
         [],
     ),
     (
-        "SELECT caseid, vertex_name, duration FROM {v} WHERE duration > ? ORDER BY caseid, vertex_name, "
-        "duration",
-        "SELECT caseid, vertex_name, duration FROM druid.{v} WHERE duration > ? ORDER BY caseid, "
-        "vertex_name, duration",
+        "SELECT caseid, vertex_name, duration FROM {v} WHERE duration > ? GROUP BY 1, 2, 3 "
+        "ORDER BY caseid, vertex_name, duration",
+        "SELECT caseid, vertex_name, duration FROM druid.{v} WHERE duration > ? GROUP BY 1, 2, 3 "
+        "ORDER BY caseid, vertex_name, duration",
         [3_600_000],
     ),
     (

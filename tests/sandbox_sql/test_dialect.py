@@ -37,23 +37,30 @@ def run(db, sql, params=()):
 @pytest.mark.parametrize(
     ("sql", "want"),
     [
-        ("SELECT TIME_FLOOR(__time, 'P1W') FROM \"p-1\" ORDER BY 1", "2025-01-06 00:00:00"),
-        ("SELECT TIME_FLOOR(__time, 'PT1H') FROM \"p-1\" ORDER BY 1", "2025-01-06 10:00:00"),
-        ("SELECT TIME_CEIL(__time, 'P1D') FROM \"p-1\" ORDER BY 1", "2025-01-07 00:00:00"),
-        ("SELECT TIME_SHIFT(__time, 'P1M', -1) FROM \"p-1\" ORDER BY 1", "2024-12-06 10:30:00"),
-        ("SELECT TIME_EXTRACT(__time, 'DOW') FROM \"p-1\" ORDER BY 1", "1"),
-        ('SELECT EXTRACT(DOW FROM __time) FROM "p-1" ORDER BY 1 DESC', "7"),
-        ("SELECT TIME_FORMAT(__time, 'dd/MM/yyyy HH:mm') FROM \"p-1\" ORDER BY 1", "06/01/2025 10:30"),
-        ('SELECT TIME_FORMAT(__time) FROM "p-1" ORDER BY 1 DESC', "2025-01-12T23:59:59.500Z"),
+        ("SELECT TIME_FLOOR(__time, 'P1W') FROM \"p-1\" GROUP BY 1 ORDER BY 1", "2025-01-06 00:00:00"),
+        ("SELECT TIME_FLOOR(__time, 'PT1H') FROM \"p-1\" GROUP BY 1 ORDER BY 1", "2025-01-06 10:00:00"),
+        ("SELECT TIME_CEIL(__time, 'P1D') FROM \"p-1\" GROUP BY 1 ORDER BY 1", "2025-01-07 00:00:00"),
+        ("SELECT TIME_SHIFT(__time, 'P1M', -1) FROM \"p-1\" GROUP BY 1 ORDER BY 1", "2024-12-06 10:30:00"),
+        ("SELECT TIME_EXTRACT(__time, 'DOW') FROM \"p-1\" GROUP BY 1 ORDER BY 1", "1"),
+        ('SELECT EXTRACT(DOW FROM __time) FROM "p-1" GROUP BY 1 ORDER BY 1 DESC', "7"),
+        (
+            "SELECT TIME_FORMAT(__time, 'dd/MM/yyyy HH:mm') FROM \"p-1\" GROUP BY 1 ORDER BY 1",
+            "06/01/2025 10:30",
+        ),
+        ('SELECT TIME_FORMAT(__time) FROM "p-1" GROUP BY 1 ORDER BY 1 DESC', "2025-01-12T23:59:59.500Z"),
         ("SELECT TIME_PARSE('2025-01-06T10:30:00.000Z') FROM \"p-1\" LIMIT 1", "2025-01-06 10:30:00"),
-        ('SELECT MILLIS_TO_TIMESTAMP(enddate) FROM "p-1" ORDER BY 1', "2025-01-06 10:40:00"),
-        ('SELECT TIMESTAMPDIFF(DAY, __time, MILLIS_TO_TIMESTAMP(enddate)) FROM "p-1" ORDER BY 1', "0"),
-        ('SELECT TIMESTAMPADD(HOUR, 2, __time) FROM "p-1" ORDER BY 1', "2025-01-06 12:30:00"),
+        ('SELECT MILLIS_TO_TIMESTAMP(enddate) FROM "p-1" GROUP BY 1 ORDER BY 1', "2025-01-06 10:40:00"),
+        (
+            'SELECT TIMESTAMPDIFF(DAY, __time, MILLIS_TO_TIMESTAMP(enddate)) FROM "p-1" '
+            "GROUP BY 1 ORDER BY 1",
+            "0",
+        ),
+        ('SELECT TIMESTAMPADD(HOUR, 2, __time) FROM "p-1" GROUP BY 1 ORDER BY 1', "2025-01-06 12:30:00"),
         ('SELECT FLOOR(__time TO MONTH) FROM "p-1" LIMIT 1', "2025-01-01 00:00:00"),
-        ("SELECT LOOKUP(caseid, 'p-1_names', 'none') FROM \"p-1\" ORDER BY 1", "Alpha"),
+        ("SELECT LOOKUP(caseid, 'p-1_names', 'none') FROM \"p-1\" GROUP BY 1 ORDER BY 1", "Alpha"),
         ("SELECT COUNT(*) FROM \"p-1\" WHERE tags = 'y'", "2"),
         ("SELECT COUNT(*) FROM \"p-1\" WHERE tags <> 'x'", "1"),
-        ("SELECT MV_TO_STRING(tags, '|') FROM \"p-1\" ORDER BY 1 DESC", "y"),
+        ("SELECT MV_TO_STRING(tags, '|') FROM \"p-1\" GROUP BY 1 ORDER BY 1 DESC", "y"),
         ('SELECT APPROX_COUNT_DISTINCT(caseid) FROM "p-1"', "2"),
         ('SELECT 30 * 86400000 * 1000 FROM "p-1" LIMIT 1', "2592000000000"),
     ],
@@ -82,10 +89,10 @@ def test_explain_and_param_types():
     [
         ("SELECT TIME_FLOOR(__time, 'P1X') FROM \"p-1\"", "ISO-8601 period"),
         ("SELECT TIME_FLOOR(__time, 'PT1H', NULL, 'Europe/Paris') FROM \"p-1\"", "Europe/Paris"),
-        ('SELECT DS_THETA(caseid) FROM "p-1"', "DS_THETA"),
-        ("SELECT LOOKUP(caseid, 'nope') FROM \"p-1\"", "Lookup 'nope' not found"),
+        ('SELECT DS_RANK(DS_QUANTILES_SKETCH(enddate), 1) FROM "p-1"', "DS_RANK"),
+        ("SELECT LOOKUP(caseid, 'nope') FROM \"p-1\"", "Lookup [nope] not found"),
         ('SELECT TIMESTAMPDIFF(FORTNIGHT, __time, __time) FROM "p-1"', "unknown time unit"),
-        ('SELECT * FROM "p-1" WHERE caseid = :name', "Named parameter"),
+        ('SELECT * FROM "p-1" WHERE caseid = :name', "unexpected token [:]"),
         ("", "Empty SQL"),
         ("EXPLAIN SELECT 1", "EXPLAIN PLAN FOR"),
     ],
@@ -231,7 +238,10 @@ def test_group_by_multi_value_constructs_not_served_are_named(mvdb, sql, words):
         ("SELECT 7 / 2", [(3,)]),
         ("SELECT -7 / 2", [(-3,)]),
         ("SELECT 7 / 2.0", [(3.5,)]),
-        ('SELECT n / 2 FROM "p-2" ORDER BY caseid', [(3,), (-3,), (1,), (2,)]),
+        (
+            'SELECT caseid, n / 2 FROM "p-2" GROUP BY 1, 2 ORDER BY caseid',
+            [("a", 3), ("b", -3), ("c", 1), ("d", 2)],
+        ),
         ('SELECT SUM(n) / COUNT(*), COUNT(*) / 3, MAX(n) / 2 FROM "p-2"', [(1, 1, 3)]),
         ("SELECT AVG(n) / 2, d / 2 FROM \"p-2\" WHERE caseid = 'a' GROUP BY d", [(3.5, 0.75)]),
         ("SELECT (n + 1) / 2, CAST(n AS BIGINT) / 3 FROM \"p-2\" WHERE caseid = 'a'", [(4, 2)]),
@@ -253,3 +263,58 @@ def test_subquery_and_cte_sources_are_unnested(mvdb):
     assert mvrun(mvdb, 'SELECT tags, COUNT(*) FROM (SELECT * FROM "p-2") GROUP BY 1 ORDER BY 1') == want
     cte = 'WITH c AS (SELECT * FROM "p-2") SELECT tags, COUNT(*) FROM c GROUP BY 1 ORDER BY 1'
     assert mvrun(mvdb, cte) == want
+
+
+def test_the_function_table_is_data_with_a_doc_page_per_entry():
+    from pm_notebook.sandbox.sql.access import _FORBIDDEN_FUNCTIONS
+    from pm_notebook.sandbox.sql.dialect import FUNCTIONS
+    from pm_notebook.sandbox.sql.dialect.functions import SAME, UNSUPPORTED
+    from pm_notebook.sandbox.sql.dialect.templates import tmpl
+
+    assert len(FUNCTIONS) > 150
+    for name, entry in FUNCTIONS.items():
+        assert name == entry.name == name.upper()
+        assert entry.kind in ("scalar", "aggregate", "window")
+        assert entry.doc.startswith("sql-")
+        assert name.lower() not in _FORBIDDEN_FUNCTIONS
+        if isinstance(entry.rewrite, str) and entry.rewrite not in (SAME, UNSUPPORTED, "lookup"):
+            tmpl(entry.rewrite)  # every one-line template is valid DuckDB SQL
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        (
+            "SELECT \"current_setting\"('memory_limit')",
+            "No match found for function signature current_setting",
+        ),
+        ('SELECT main."version"()', "No match found for function signature main.version()"),
+        ('SELECT "Abs"(1)', "No match found for function signature Abs(<NUMERIC>)"),
+        ('SELECT U&"\\0076ersion"()', "Received an unexpected token [&]"),
+        ('SELECT "ABS"(-1)', None),
+        ("SELECT abs(-1), Abs(-2)", None),
+    ],
+)
+def test_function_names_resolve_as_druid_resolves_them(sql, message):
+    if message is None:
+        assert translate(sql, CATALOG).sql.lower().count("abs(") >= 1
+        return
+    with pytest.raises(SqlError) as info:
+        translate(sql, CATALOG)
+    assert message in info.value.message and "(line [1], column [" in info.value.message
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT " + "(" * 1500 + "1" + ")" * 1500,
+        "SELECT * FROM (" * 3000 + 'SELECT caseid FROM "p-1"' + ")" * 3000,
+        "SELECT " + "CASE WHEN 1 = 1 THEN " * 5000 + "1" + " END" * 5000,
+    ],
+    ids=["parentheses", "subqueries", "case"],
+)
+def test_deep_nesting_is_a_druid_shaped_refusal(sql):
+    with pytest.raises(SqlError) as info:
+        translate(sql, CATALOG)
+    assert "nested too deeply" in info.value.message
+    assert info.value.http_status == 400 and info.value.druid_body()["errorCode"] == "invalidInput"

@@ -10,7 +10,7 @@ import pytest
 
 QUERY = (
     "SELECT __time, caseid, tasks_count, concurrency, is_predicted, distinct_vertices FROM {c} "
-    "ORDER BY caseid LIMIT 5"
+    "WHERE caseid IN (SELECT caseid FROM {c} GROUP BY caseid ORDER BY caseid LIMIT 5) ORDER BY __time"
 )
 NAMES = ["__time", "caseid", "tasks_count", "concurrency", "is_predicted", "distinct_vertices"]
 NATIVE = ["LONG", "STRING", "LONG", "DOUBLE", "LONG", "ARRAY<STRING>"]
@@ -23,7 +23,9 @@ def expected(reference, tables):
         tables.fmt(
             "SELECT strftime(__time, '%Y-%m-%dT%H:%M:%S.%g') || 'Z', caseid, tasks_count, concurrency, "
             "is_predicted, "
-            "distinct_vertices FROM druid.{c} ORDER BY caseid LIMIT 5"
+            "distinct_vertices FROM druid.{c} "
+            "WHERE caseid IN (SELECT caseid FROM druid.{c} ORDER BY caseid LIMIT 5) "
+            "ORDER BY __time, caseid"
         )
     ).fetchall()
     return [list(r) for r in rows]
@@ -158,7 +160,7 @@ def test_errors_are_druid_shaped(sandbox, demo, http, body, status, needle):
     err = r.json()
     assert err["error"] == "druidException"
     assert needle in err["errorMessage"]
-    assert {"errorCode", "category", "persona", "errorClass"} <= set(err)
+    assert set(err) == {"error", "errorCode", "persona", "category", "errorMessage", "context"}
 
 
 def test_not_json_body(sandbox, demo, http):

@@ -47,7 +47,7 @@ def test_module_globals_and_exception_tree() -> None:
 
 
 def test_description_rows_and_rowcount(db, demo_tables, duck) -> None:
-    sql = f"SELECT caseid, duration, __time FROM {demo_tables['cases']} ORDER BY caseid LIMIT 5"
+    sql = f"SELECT caseid, duration, __time FROM {demo_tables['cases']} ORDER BY __time LIMIT 5"
     expected = duck(sql)
     cursor = db.cursor()
     assert cursor.description is None and cursor.rowcount == -1 and cursor.arraysize == 1
@@ -108,7 +108,7 @@ def test_empty_result_has_a_description(db, demo_tables) -> None:
 
 
 def test_pandas_read_sql_uses_it(conn, demo_tables, duck) -> None:
-    sql = f"SELECT caseid, duration FROM {demo_tables['cases']} WHERE duration > ? ORDER BY caseid"
+    sql = f"SELECT caseid, duration FROM {demo_tables['cases']} WHERE duration > ? ORDER BY __time"
     threshold = int(duck(f"SELECT MEDIAN(duration) AS m FROM {demo_tables['cases']}")["m"][0])
     with conn.dbapi() as db, pytest.warns(UserWarning, match="SQLAlchemy"):
         frame = pd.read_sql(sql, db, params=[threshold])

@@ -25,7 +25,7 @@ def every_type_sql(vertex: str) -> str:
         "CASE WHEN MOD(duration, 6) = 0 THEN NULL ELSE __time END AS tn, "
         "CASE WHEN MOD(duration, 2) = 0 THEN NULL ELSE CAST(__time AS DATE) END AS dn, "
         "CASE WHEN MOD(duration, 7) = 0 THEN NULL ELSE ARRAY[vertex_name, NULL, 'ü'] END AS arr "
-        f"FROM {vertex} ORDER BY caseid, __time, vertex_name LIMIT 120"
+        f"FROM {vertex} ORDER BY __time LIMIT 120"
     )
 
 

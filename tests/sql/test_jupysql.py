@@ -80,7 +80,7 @@ def test_registers_our_connection(sql_shell, sandbox, capsys) -> None:
 
 def test_line_magic_rows_and_count(sql_shell, demo_tables, duck, sandbox, capsys) -> None:
     cases = demo_tables["cases"]
-    sql = f"SELECT caseid, duration FROM {cases} ORDER BY caseid LIMIT 5"
+    sql = f"SELECT caseid, duration FROM {cases} ORDER BY __time LIMIT 5"
     expected = duck(sql)
     result = run(sql_shell, f"%sql {sql}")
     assert result.keys == ["caseid", "duration"]
@@ -108,7 +108,7 @@ def test_cell_magic_and_assignment(sql_shell, demo_tables, duck) -> None:
 
 
 def test_dataframe_has_every_row_even_past_the_display_limit(sql_shell, demo_tables, duck) -> None:
-    sql = f"SELECT caseid, duration, __time FROM {demo_tables['cases']} ORDER BY caseid"
+    sql = f"SELECT caseid, duration, __time FROM {demo_tables['cases']} ORDER BY __time"
     expected = duck(sql)
     assert len(expected) > 10  # more than JupySQL's default displaylimit, so rows are still on the cursor
     result = run(sql_shell, f"%sql {sql}")

@@ -258,34 +258,35 @@ def _resolve_table(table: exp.Table, catalog: Catalog, ctes: set[str]) -> str | 
         )
     name, db, cat = table.name, table.db, table.catalog
     if cat and cat.lower() != "druid":
-        raise SqlError(f"Catalog '{cat}' not found: this endpoint has the single catalog 'druid'.")
+        raise _not_found(f"Object '{cat}' not found", cat)
     if not db and name.lower() in ctes:
         return None
     schema = (db or "druid").lower()
+    # Calcite's wording: "Object 'x' not found" (unqualified) or "... not found within 'schema'".
+    within = f" within '{db}'" if db else ""
     if schema == "druid":
         if name not in catalog.tables:
-            raise SqlError(
-                f"Object '{name}' not found within 'druid'. List the tables you may query with "
-                "SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = 'druid'."
-            )
+            raise _not_found(f"Object '{name}' not found{within}", name)
         _qualify(table, "druid", name)
         return name
     if schema == "lookup":
         if name not in catalog.lookups:
-            raise SqlError(f"Object '{name}' not found within 'lookup'.")
+            raise _not_found(f"Object '{name}' not found{within}", name)
         _qualify(table, "lookup", name)
         return None
     if schema == "information_schema":
         if name.upper() not in _META_TABLES:
-            raise SqlError(
-                f"Object '{name}' not found within 'INFORMATION_SCHEMA' "
-                f"(available: {', '.join(_META_TABLES)})."
-            )
+            raise _not_found(f"Object '{name}' not found{within}", name)
         _qualify(table, META_SCHEMA, name.upper())
         return None
     if schema in ("sys", "view"):
         raise SqlError(f"Schema '{db}' is not available in the sandbox.", "unsupported")
-    raise SqlError(f"Schema '{db}' not found: the schemas are druid, lookup and INFORMATION_SCHEMA.")
+    raise _not_found(f"Object '{db}' not found", db)
+
+
+def _not_found(message: str, subject: str) -> SqlError:
+    """A name that does not resolve; the translator adds the position of *subject* (Calcite's style)."""
+    return SqlError(message, context={"sourceType": "sql", "subject": subject})
 
 
 def _qualify(table: exp.Table, schema: str, name: str) -> None:

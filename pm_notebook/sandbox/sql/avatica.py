@@ -641,6 +641,7 @@ class AvaticaService:
                 params,
                 max_rows=max_total if max_total > 0 else None,
                 on_open=running,
+                context=conn.info,  # Druid reads the query context from the connection properties
             )
         finally:
             st.cancel = None
@@ -692,7 +693,7 @@ class AvaticaService:
         conn = self._conn(req, caller)
         sql = _str_field(req, "sql", required=False) or ""
         total = _int_field(req, "maxRowCount", _int_field(req, "maxRowsTotal", -1))
-        translated, columns = self.engine.describe(conn.client_id, sql)
+        translated, columns = self.engine.describe(conn.client_id, sql, conn.info)
         with conn.lock:
             st = self._add_statement(conn, conn.new_id())
             st.sql, st.columns, st.param_types, st.result = sql, columns, translated.param_types, None

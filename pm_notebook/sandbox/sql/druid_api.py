@@ -253,6 +253,7 @@ def answer(
         timeout=_timeout(req),
         batch_rows=batch_rows,
         on_open=running.track(req.query_id, client_id) if running is not None else None,
+        context=req.context,
     )
     chunks = _encode(req, stream)
     head: list[bytes | memoryview] = []

@@ -18,11 +18,10 @@ import contextlib
 import heapq
 import itertools
 import logging
-import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import duckdb
@@ -30,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .access import META_SCHEMA, Catalog
-from .dialect import Translated, duckdb_to_druid, translate
+from .dialect import Translated, duckdb_to_druid, from_duckdb, translate
 from .errors import SqlError
 
 __all__ = ["Column", "QueryResult", "ResultStream", "SqlEngine", "SqlOptions"]
@@ -167,25 +166,33 @@ class SqlEngine:
         """The workgroup's tables and lookups."""
         return self._workgroup(client_id).catalog
 
-    def translate(self, client_id: str, sql: str) -> Translated:
-        """Translate *sql* for the workgroup (cached per workgroup, LRU of 256 statements)."""
+    def translate(self, client_id: str, sql: str, context: Mapping[str, object] | None = None) -> Translated:
+        """Translate *sql* for the workgroup (cached per workgroup, LRU of 256 statements).
+
+        :param context: the query context (Druid SQL API ``context``, Avatica connection properties);
+            ``enableWindowing`` allows window functions.
+        """
         wg = self._workgroup(client_id)
+        windowing = windowing_enabled(context)
+        key = (sql, windowing)
         with wg.lock:
-            hit = wg.translations.get(sql)
+            hit = wg.translations.get(key)
             if hit is not None:
-                wg.translations.move_to_end(sql)
+                wg.translations.move_to_end(key)
                 return hit
-        translated = translate(sql, wg.catalog)
+        translated = translate(sql, wg.catalog, windowing=windowing)
         with wg.lock:
-            wg.translations[sql] = translated
+            wg.translations[key] = translated
             if len(wg.translations) > 256:
                 wg.translations.popitem(last=False)
         return translated
 
     # --- running ------------------------------------------------------------------------------------
-    def describe(self, client_id: str, sql: str) -> tuple[Translated, list[Column]]:
+    def describe(
+        self, client_id: str, sql: str, context: Mapping[str, object] | None = None
+    ) -> tuple[Translated, list[Column]]:
         """The result columns of *sql* without running it (parameters bound to NULL, no rows read)."""
-        translated, wg, _ = self._admit(client_id, sql, None, time.monotonic())
+        translated, wg, _ = self._admit(client_id, sql, None, time.monotonic(), context)
         try:
             if translated.explain:
                 return translated, _EXPLAIN_COLUMNS
@@ -209,6 +216,7 @@ class SqlEngine:
         timeout: float | None = None,
         max_rows: int | None = None,
         on_open: Callable[[Callable[[], None]], None] | None = None,
+        context: Mapping[str, object] | None = None,
     ) -> QueryResult:
         """Run *sql* with *params* (one value per ``?``) and return all rows.
 
@@ -218,7 +226,7 @@ class SqlEngine:
         :raises SqlError: refused, invalid, timed out, cancelled or over the row cap.
         """
         started = time.monotonic()
-        translated, wg, limit = self._admit(client_id, sql, timeout, started)
+        translated, wg, limit = self._admit(client_id, sql, timeout, started, context)
         try:
             params = list(params or [])
             return self._run(client_id, sql, translated, params, limit, max_rows, started, on_open)
@@ -235,6 +243,7 @@ class SqlEngine:
         timeout: float | None = None,
         batch_rows: int = 50_000,
         on_open: Callable[[ResultStream], None] | None = None,
+        context: Mapping[str, object] | None = None,
     ) -> ResultStream:
         """Run *sql* and stream its rows through a projection computed inside DuckDB.
 
@@ -247,7 +256,7 @@ class SqlEngine:
         :raises SqlError: refused or invalid before any row; while iterating: timed out, over the row cap.
         """
         started = time.monotonic()
-        translated, wg, limit = self._admit(client_id, sql, timeout, started)
+        translated, wg, limit = self._admit(client_id, sql, timeout, started, context)
         return ResultStream(
             self,
             wg,
@@ -263,7 +272,12 @@ class SqlEngine:
         )
 
     def _admit(
-        self, client_id: str, sql: str, timeout: float | None, started: float
+        self,
+        client_id: str,
+        sql: str,
+        timeout: float | None,
+        started: float,
+        context: Mapping[str, object] | None = None,
     ) -> tuple[Translated, _Workgroup, float]:
         """Take one of the workgroup's query slots, then translate *sql* (the caller releases the slot).
 
@@ -277,7 +291,7 @@ class SqlEngine:
         if not wg.gate.acquire(timeout=max(0.0, started + limit - time.monotonic())):
             raise SqlError("Too many queries are running for this workgroup; try again shortly.", "capacity")
         try:
-            translated = self.translate(client_id, sql)
+            translated = self.translate(client_id, sql, context)
             if self._hold is not None:
                 self._hold(client_id, started + limit)
             if time.monotonic() - started >= limit:
@@ -674,25 +688,22 @@ def _decoded(t: pa.DataType) -> pa.DataType:
     return t
 
 
-# An ENUM type as DuckDB spells it in messages: ENUM('a', 'it''s', ...).
-_ENUM_TYPE = re.compile(r"ENUM\((?:'(?:[^']|'')*'(?:, )?)*\)")
-
-
 def _engine_error(e: duckdb.Error, sql: str) -> SqlError:
-    text = str(e).split("\n\nLINE ")[0].strip()
-    text = _ENUM_TYPE.sub("VARCHAR", text)
-    text = text.replace(f'"{META_SCHEMA}".', "INFORMATION_SCHEMA.").replace(
-        f"{META_SCHEMA}.", "INFORMATION_SCHEMA."
-    )
-    for i in range(50, 0, -1):
-        text = text.replace(f"$p{i}", "?")
     if isinstance(e, duckdb.InterruptException):
         return SqlError("Query cancelled.", "timeout")
     if isinstance(e, duckdb.PermissionException):
-        return SqlError(f"Refused: {text}", "refused")
+        return SqlError("Query refused: it reaches outside the workgroup's tables.", "refused")
     if isinstance(e, duckdb.OutOfMemoryException):
-        return SqlError(f"Resource limit exceeded: {text}", "capacity")
-    return SqlError(text)
+        return SqlError(
+            "Resource limit exceeded: the query needs more memory than the sandbox allows.", "capacity"
+        )
+    return from_duckdb(type(e).__name__, str(e), sql)
+
+
+def windowing_enabled(context: Mapping[str, object] | None) -> bool:
+    """Whether a query context sets ``enableWindowing`` (a JSON boolean, or a property string ``"true"``)."""
+    value = (context or {}).get("enableWindowing")
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
 
 
 def _read_catalog(db: duckdb.DuckDBPyConnection) -> Catalog:

@@ -1,14 +1,20 @@
 """The SQL port's one error type, rendered by each protocol in its own words.
 
 Every refusal or failure of the SQL layer is a :class:`SqlError`. It knows how Druid's SQL HTTP API
-(status, ``errorCode``, ``category``) and Avatica (``errorCode``, ``sqlState``, ``severity``) would
-report it, so the protocol modules only format it. Messages never contain credentials: they are built
-from the SQL text, names and the engine's own messages.
+(status and the ``druidException`` body: ``error``, ``errorCode``, ``persona``, ``category``,
+``errorMessage``, ``context``) and Avatica (``errorCode``, ``sqlState``, ``severity``) would report it, so
+the protocol modules only format it. Messages never contain credentials: they are built from the SQL text,
+names and the engine's own messages.
+
+The constructors :func:`invalid_sql`, :func:`not_planned` and :func:`unexpected_token` give refusals the
+wording and fields Apache Druid (29.x, see ``docs/druid-dialect.md``) gives them: Calcite's validation
+messages end in `` (line [l], column [c])`` with the position repeated in ``context``; planning refusals read
+``Query could not be planned. A possible reason is [...]`` (``errorCode`` ``general``, persona ``ADMIN``).
 """
 
 from __future__ import annotations
 
-__all__ = ["SqlError"]
+__all__ = ["SqlError", "invalid_sql", "not_planned", "unexpected_token"]
 
 # kind -> (HTTP status, Druid errorCode, Druid category, Avatica errorCode, SQLSTATE, Avatica severity)
 _KINDS: dict[str, tuple[int, str, str, int, str, str]] = {
@@ -20,8 +26,11 @@ _KINDS: dict[str, tuple[int, str, str, int, str, str]] = {
     "timeout": (504, "timeout", "TIMEOUT", -1, "00000", "UNKNOWN"),
     "capacity": (429, "capacityExceeded", "CAPACITY_EXCEEDED", -1, "00000", "UNKNOWN"),
     "cancelled": (500, "canceled", "CANCELED", -1, "57014", "UNKNOWN"),
+    "runtime": (500, "general", "RUNTIME_FAILURE", -1, "00000", "UNKNOWN"),
     "internal": (500, "internal", "UNCATEGORIZED", -1, "00000", "UNKNOWN"),
 }
+# Druid still answers these with its legacy QueryException fields next to the new ones.
+_LEGACY = {"timeout", "capacity", "cancelled", "internal", "unauthorized", "no_connection"}
 
 
 class SqlError(Exception):
@@ -30,16 +39,32 @@ class SqlError(Exception):
     :param message: what went wrong and what to do, for the SQL user.
     :param kind: one of ``invalid`` (bad SQL), ``refused`` (forbidden construct), ``unsupported``
         (valid Druid SQL the sandbox cannot serve), ``unauthorized``, ``no_connection``,
-        ``timeout``, ``capacity`` (a limit was hit), ``cancelled`` (by its client), ``internal``.
+        ``timeout``, ``capacity`` (a limit was hit), ``cancelled`` (by its client), ``runtime`` (the
+        query failed while running), ``internal``.
     :param java_class: the exception class name shown in Avatica's ``exceptions`` list.
+    :param code: Druid ``errorCode`` when it differs from the kind's (``general`` for planning errors).
+    :param persona: Druid ``persona`` (``USER`` unless given).
+    :param context: Druid's ``context`` object (``sourceType``, ``line``, ``column``...).
     """
 
-    def __init__(self, message: str, kind: str = "invalid", *, java_class: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        kind: str = "invalid",
+        *,
+        java_class: str | None = None,
+        code: str | None = None,
+        persona: str = "USER",
+        context: dict[str, str] | None = None,
+    ) -> None:
         if kind not in _KINDS:
             raise ValueError(f"unknown SqlError kind {kind!r}")
         super().__init__(message)
         self.message = message
         self.kind = kind
+        self.code = code or _KINDS[kind][1]
+        self.persona = persona
+        self.context = dict(context or {})
         self.java_class = java_class or {
             "unauthorized": "org.apache.druid.server.security.ForbiddenException",
             "no_connection": "org.apache.calcite.avatica.NoSuchConnectionException",
@@ -53,18 +78,23 @@ class SqlError(Exception):
         return _KINDS[self.kind][0]
 
     def druid_body(self, query_id: str | None = None) -> dict:
-        """The JSON error object of Druid's SQL HTTP API (new ``druidException`` shape + legacy fields)."""
-        _, code, category, *_ = _KINDS[self.kind]
-        return {
+        """The JSON error object of Druid's SQL HTTP API (``druidException``; legacy fields where Druid keeps
+        them)."""
+        context = dict(self.context)
+        if query_id and self.kind in _LEGACY:
+            context.setdefault("sqlQueryId", query_id)
+        body: dict = {
             "error": "druidException",
-            "errorCode": code,
-            "persona": "USER",
-            "category": category,
+            "errorCode": self.code,
+            "persona": self.persona,
+            "category": _KINDS[self.kind][2],
             "errorMessage": self.message,
-            "errorClass": self.java_class,
-            "host": None,
-            "context": {"sqlQueryId": query_id} if query_id else {},
+            "context": context,
         }
+        if self.kind in _LEGACY:
+            body["errorClass"] = self.java_class
+            body["host"] = None
+        return body
 
     def avatica_body(self) -> dict:
         """The Avatica ``ErrorResponse`` (every field the 1.26 driver knows, ``exceptions`` included)."""
@@ -77,3 +107,38 @@ class SqlError(Exception):
             "sqlState": state,
             "severity": severity,
         }
+
+
+Position = tuple[int, int, int, int]  # line, column, end line, end column (1-based, as Calcite counts)
+
+
+def invalid_sql(message: str, pos: Position | None = None, kind: str = "invalid") -> SqlError:
+    """A Calcite validation error as Druid words it: ``<message> (line [l], column [c])``."""
+    context = {"sourceType": "sql"}
+    if pos is None:
+        return SqlError(message, kind, context=context)
+    line, col, end_line, end_col = pos
+    context.update(line=str(line), column=str(col), endLine=str(end_line), endColumn=str(end_col))
+    return SqlError(f"{message} (line [{line}], column [{col}])", kind, context=context)
+
+
+def not_planned(reason: str) -> SqlError:
+    """Druid's planner refusal: ``Query could not be planned. A possible reason is [<reason>]``."""
+    return SqlError(
+        f"Query could not be planned. A possible reason is [{reason}]",
+        "invalid",
+        code="general",
+        persona="ADMIN",
+    )
+
+
+def unexpected_token(token: str, line: int, col: int, expected: list[str] | None = None) -> SqlError:
+    """Druid's parse error: ``Received an unexpected token [t] (line [l], column [c]), acceptable options:
+    [...]``."""
+    options = ", ".join(f'"{e}"' for e in expected or ["<EOF>"])
+    return SqlError(
+        f"Received an unexpected token [{token}] (line [{line}], column [{col}]), "
+        f"acceptable options: [{options}]",
+        "invalid",
+        context={"sourceType": "sql", "line": str(line), "column": str(col), "token": token},
+    )

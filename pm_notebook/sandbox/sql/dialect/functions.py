@@ -1,0 +1,478 @@
+"""Druid's SQL functions, as one table, and the rewriter that applies it.
+
+:data:`FUNCTIONS` is the sandbox's whole function vocabulary: every name in it comes from Apache Druid's
+SQL reference (the page is in each entry, relative to ``https://druid.apache.org/docs/29.0.1/querying/``);
+a call to any other name is refused before DuckDB sees the query (see :mod:`.strict`). Each entry says
+how the call becomes DuckDB SQL:
+
+* ``SAME`` — DuckDB has the function under the same name and meaning (sqlglot generates it);
+* a template string — a one-line DuckDB expression over ``__A__``, ``__B__``, ``__C__`` (the arguments);
+* a handler — ``(call, args) -> expression`` for calls whose translation depends on their arguments;
+* ``UNSUPPORTED`` — real Druid SQL the sandbox cannot serve (refused with an ``UNSUPPORTED`` error).
+
+Approximate aggregations (``APPROX_*``, ``DS_*`` sketches) are answered exactly: a sketch is the list of its
+values, and the sketch functions read that list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from ..access import Catalog
+from ..errors import SqlError
+from . import timefns
+from .multivalue import MultiValue
+from .templates import literal_str, tmpl
+
+__all__ = ["FUNCTIONS", "SAME", "UNSUPPORTED", "DruidFunction", "Rewriter"]
+
+Handler = Callable[[exp.Expression, list[exp.Expression]], exp.Expression]
+SAME = "same"
+UNSUPPORTED = "unsupported"
+
+_N = "sql-scalar#numeric-functions"
+_S = "sql-scalar#string-functions"
+_T = "sql-scalar#date-and-time-functions"
+_R = "sql-scalar#reduction-functions"
+_IP = "sql-scalar#ip-address-functions"
+_SK = "sql-scalar#sketch-functions"
+_O = "sql-scalar#other-scalar-functions"
+_AR = "sql-array-functions"
+_MV = "sql-multivalue-string-functions"
+_J = "sql-json-functions"
+_AG = "sql-aggregations"
+_W = "sql-window-functions"
+
+
+@dataclass(frozen=True)
+class DruidFunction:
+    """One Druid SQL function: its name, kind (``scalar``, ``aggregate``, ``window``), doc page, rewrite."""
+
+    name: str
+    kind: str
+    doc: str
+    rewrite: str | Handler
+
+
+def _count_distinct(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+    return exp.Count(this=exp.Distinct(expressions=[a[0]]))
+
+
+def _quantile(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+    if len(a) < 2:
+        raise SqlError(f"{str(node.this).upper()} needs (expr, probability).")
+    return tmpl("CAST(quantile_disc(__A__, __B__) AS DOUBLE)", A=a[0], B=a[1])
+
+
+def _contains(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+    if isinstance(a[1], exp.Array):
+        return tmpl("list_has_all(__A__, __B__)", A=a[0], B=a[1])
+    return tmpl("list_contains(__A__, __B__)", A=a[0], B=a[1])
+
+
+def _truncate(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+    if len(a) == 1:
+        return tmpl("trunc(__A__)", A=a[0])
+    return tmpl("trunc(__A__ * pow(10, __B__)) / pow(10, __B__)", A=a[0], B=a[1])
+
+
+def _pad(fn: str) -> Handler:
+    def pad(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+        fill = a[2] if len(a) > 2 else exp.Literal.string(" ")
+        return tmpl(f"{fn}(CAST(__A__ AS VARCHAR), CAST(__B__ AS INTEGER), __C__)", A=a[0], B=a[1], C=fill)
+
+    return pad
+
+
+def _regexp_extract(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+    # Druid answers NULL when the pattern does not match; DuckDB an empty string.
+    index = a[2] if len(a) > 2 else exp.Literal.number(0)
+    return tmpl("NULLIF(regexp_extract(__A__, __B__, __C__), '')", A=a[0], B=a[1], C=index)
+
+
+def _parse_long(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+    if len(a) > 1 and not (isinstance(a[1], exp.Literal) and a[1].this == "10"):
+        raise SqlError("PARSE_LONG: the sandbox reads base 10 only.", "unsupported")
+    return tmpl("TRY_CAST(__A__ AS BIGINT)", A=a[0])
+
+
+def _any_args(fn: str) -> Handler:
+    """A DuckDB list function over all the arguments (``HLL_SKETCH_UNION(a, b, c)``)."""
+
+    def union(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+        return tmpl(f"{fn}(flatten(__A__))", A=exp.Array(expressions=a))
+
+    return union
+
+
+def _quantiles(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+    items = [
+        tmpl("CAST(list_aggregate(__A__, 'quantile_disc', __B__) AS DOUBLE)", A=a[0], B=q) for q in a[1:]
+    ]
+    return exp.Array(expressions=items)
+
+
+def _time_in_interval(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+    text = literal_str(a[1] if len(a) > 1 else None, "the interval", "TIME_IN_INTERVAL")
+    start, sep, end = text.partition("/")
+    if not sep:
+        raise SqlError(f"TIME_IN_INTERVAL: '{text}' is not an ISO-8601 interval like 2024-01-01/2024-02-01.")
+    bounds = [exp.Literal.string(s.replace("T", " ").rstrip("Z")) for s in (start, end)]
+    return tmpl(
+        "(__A__ >= CAST(__B__ AS TIMESTAMP) AND __A__ < CAST(__C__ AS TIMESTAMP))",
+        A=a[0],
+        B=bounds[0],
+        C=bounds[1],
+    )
+
+
+def _string_agg(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+    if len(a) < 2:
+        raise SqlError("STRING_AGG needs (expr, separator[, maxSizeBytes]).")
+    return tmpl("string_agg(__A__, __B__)", A=a[0], B=a[1])
+
+
+_IPV4_PARSE = (
+    "CASE WHEN regexp_full_match(__A__, '\\d+\\.\\d+\\.\\d+\\.\\d+') THEN "
+    "TRY_CAST(split_part(__A__, '.', 1) AS BIGINT) * 16777216 "
+    "+ TRY_CAST(split_part(__A__, '.', 2) AS BIGINT) "
+    "* 65536 + TRY_CAST(split_part(__A__, '.', 3) AS BIGINT) * 256 + TRY_CAST(split_part(__A__, '.', 4) AS "
+    "BIGINT) END"
+)
+_IPV4_STRINGIFY = (
+    "concat(CAST(__A__ // 16777216 % 256 AS VARCHAR), '.', CAST(__A__ // 65536 % 256 AS VARCHAR), '.', "
+    "CAST(__A__ // 256 % 256 AS VARCHAR), '.', CAST(__A__ % 256 AS VARCHAR))"
+)
+_LIST_LEN = "CAST(len(__A__) AS BIGINT)"
+_OFFSET_OF = "CAST(NULLIF(list_position(__A__, __B__), 0) - 1 AS BIGINT)"
+_ORDINAL_OF = "CAST(NULLIF(list_position(__A__, __B__), 0) AS BIGINT)"
+
+
+def _identity(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+    return a[0]
+
+
+def _entries() -> list[DruidFunction]:
+    s, ag, w = "scalar", "aggregate", "window"
+    table: list[tuple[str, str, str, str | Handler]] = [
+        # --- numeric
+        *(
+            (n, s, _N, SAME)
+            for n in [
+                "ABS",
+                "CEIL",
+                "FLOOR",
+                "EXP",
+                "LN",
+                "LOG10",
+                "POWER",
+                "SQRT",
+                "ROUND",
+                "SIN",
+                "COS",
+                "TAN",
+                "COT",
+                "ASIN",
+                "ACOS",
+                "ATAN",
+                "ATAN2",
+                "DEGREES",
+                "RADIANS",
+            ]
+        ),
+        ("TRUNCATE", s, _N, _truncate),
+        ("TRUNC", s, _N, _truncate),
+        ("MOD", s, _N, "(__A__ % __B__)"),
+        ("DIV", s, _N, "CAST(__A__ // __B__ AS BIGINT)"),
+        ("SAFE_DIVIDE", s, _N, "CASE WHEN __B__ = 0 THEN NULL ELSE __A__ / __B__ END"),
+        ("BITWISE_AND", s, _N, "(CAST(__A__ AS BIGINT) & CAST(__B__ AS BIGINT))"),
+        ("BITWISE_OR", s, _N, "(CAST(__A__ AS BIGINT) | CAST(__B__ AS BIGINT))"),
+        ("BITWISE_XOR", s, _N, "xor(CAST(__A__ AS BIGINT), CAST(__B__ AS BIGINT))"),
+        ("BITWISE_COMPLEMENT", s, _N, "(~CAST(__A__ AS BIGINT))"),
+        ("BITWISE_SHIFT_LEFT", s, _N, "(CAST(__A__ AS BIGINT) << CAST(__B__ AS BIGINT))"),
+        ("BITWISE_SHIFT_RIGHT", s, _N, "(CAST(__A__ AS BIGINT) >> CAST(__B__ AS BIGINT))"),
+        ("BITWISE_CONVERT_DOUBLE_TO_LONG_BITS", s, _N, UNSUPPORTED),
+        ("BITWISE_CONVERT_LONG_BITS_TO_DOUBLE", s, _N, UNSUPPORTED),
+        ("HUMAN_READABLE_BINARY_BYTE_FORMAT", s, _N, UNSUPPORTED),
+        ("HUMAN_READABLE_DECIMAL_BYTE_FORMAT", s, _N, UNSUPPORTED),
+        ("HUMAN_READABLE_DECIMAL_FORMAT", s, _N, UNSUPPORTED),
+        # --- reduction
+        ("GREATEST", s, _R, SAME),
+        ("LEAST", s, _R, SAME),
+        # --- string
+        ("CONCAT", s, _S, SAME),
+        ("TEXTCAT", s, _S, "concat(__A__, __B__)"),
+        ("CONTAINS_STRING", s, _S, "contains(__A__, __B__)"),
+        ("ICONTAINS_STRING", s, _S, "contains(lower(__A__), lower(__B__))"),
+        ("DECODE_BASE64_UTF8", s, _S, "decode(from_base64(__A__))"),
+        ("LEFT", s, _S, SAME),
+        ("RIGHT", s, _S, SAME),
+        ("LENGTH", s, _S, "CAST(length(__A__) AS BIGINT)"),
+        ("CHAR_LENGTH", s, _S, "CAST(length(__A__) AS BIGINT)"),
+        ("CHARACTER_LENGTH", s, _S, "CAST(length(__A__) AS BIGINT)"),
+        ("STRLEN", s, _S, "CAST(length(__A__) AS BIGINT)"),
+        ("LOWER", s, _S, SAME),
+        ("UPPER", s, _S, SAME),
+        ("LPAD", s, _S, _pad("lpad")),
+        ("RPAD", s, _S, _pad("rpad")),
+        ("PARSE_LONG", s, _S, _parse_long),
+        ("POSITION", s, _S, SAME),
+        ("REGEXP_EXTRACT", s, _S, _regexp_extract),
+        ("REGEXP_LIKE", s, _S, "regexp_matches(__A__, __B__)"),
+        ("REGEXP_REPLACE", s, _S, "regexp_replace(__A__, __B__, __C__, 'g')"),
+        ("REPLACE", s, _S, SAME),
+        ("REPEAT", s, _S, "repeat(__A__, CAST(__B__ AS BIGINT))"),
+        ("REVERSE", s, _S, SAME),
+        ("STRING_FORMAT", s, _S, lambda n, a: exp.Anonymous(this="printf", expressions=a)),
+        ("STRPOS", s, _S, "CAST(strpos(__A__, __B__) AS BIGINT)"),
+        ("SUBSTRING", s, _S, SAME),
+        ("SUBSTR", s, _S, "substring(__A__, __B__, __C__)"),
+        ("TRIM", s, _S, SAME),
+        ("BTRIM", s, _S, lambda n, a: exp.Anonymous(this="trim", expressions=a)),
+        ("LTRIM", s, _S, SAME),
+        ("RTRIM", s, _S, SAME),
+        ("LOOKUP", s, _S, "lookup"),  # replaced by Rewriter._lookup (needs the catalogue)
+        # --- date and time
+        ("DATE_TRUNC", s, _T, SAME),
+        ("TIME_FLOOR", s, _T, timefns.time_floor),
+        ("TIME_CEIL", s, _T, timefns.time_ceil),
+        ("TIME_SHIFT", s, _T, timefns.time_shift),
+        ("TIME_EXTRACT", s, _T, timefns.time_extract),
+        ("TIME_PARSE", s, _T, timefns.time_parse),
+        ("TIME_FORMAT", s, _T, timefns.time_format),
+        ("TIME_IN_INTERVAL", s, _T, _time_in_interval),
+        ("MILLIS_TO_TIMESTAMP", s, _T, "epoch_ms(CAST(__A__ AS BIGINT))"),
+        ("TIMESTAMP_TO_MILLIS", s, _T, "epoch_ms(__A__)"),
+        ("TIMESTAMPADD", s, _T, timefns.timestampadd),
+        ("TIMESTAMPDIFF", s, _T, timefns.timestampdiff),
+        ("EXTRACT", s, _T, SAME),
+        # --- IP addresses
+        ("IPV4_PARSE", s, _IP, _IPV4_PARSE),
+        ("IPV4_STRINGIFY", s, _IP, _IPV4_STRINGIFY),
+        ("IPV4_MATCH", s, _IP, UNSUPPORTED),
+        ("IPV6_MATCH", s, _IP, UNSUPPORTED),
+        # --- sketches (exact: a sketch is the list of its values)
+        ("HLL_SKETCH_ESTIMATE", s, _SK, "CAST(len(__A__) AS DOUBLE)"),
+        ("THETA_SKETCH_ESTIMATE", s, _SK, "CAST(len(__A__) AS DOUBLE)"),
+        ("HLL_SKETCH_UNION", s, _SK, _any_args("list_distinct")),
+        ("THETA_SKETCH_UNION", s, _SK, _any_args("list_distinct")),
+        ("THETA_SKETCH_INTERSECT", s, _SK, "list_intersect(__A__, __B__)"),
+        ("DS_GET_QUANTILE", s, _SK, "CAST(list_aggregate(__A__, 'quantile_disc', __B__) AS DOUBLE)"),
+        ("DS_GET_QUANTILES", s, _SK, _quantiles),
+        *(
+            (n, s, _SK, UNSUPPORTED)
+            for n in [
+                "HLL_SKETCH_ESTIMATE_WITH_ERROR_BOUNDS",
+                "HLL_SKETCH_TO_STRING",
+                "THETA_SKETCH_ESTIMATE_WITH_ERROR_BOUNDS",
+                "THETA_SKETCH_NOT",
+                "DS_HISTOGRAM",
+                "DS_CDF",
+                "DS_RANK",
+                "DS_QUANTILE_SUMMARY",
+                "DS_QUANTILES_SKETCH_TO_STRING",
+            ]
+        ),
+        # --- other scalar
+        ("NVL", s, _O, lambda n, a: exp.Coalesce(this=a[0], expressions=a[1:])),
+        ("COALESCE", s, _O, SAME),
+        ("NULLIF", s, _O, SAME),
+        ("CAST", s, _O, SAME),
+        ("BLOOM_FILTER_TEST", s, _O, UNSUPPORTED),
+        ("DECODE_BASE64_COMPLEX", s, _O, UNSUPPORTED),
+        ("COMPLEX_DECODE_BASE64", s, _O, UNSUPPORTED),
+        # --- arrays
+        ("ARRAY", s, _AR, SAME),
+        ("ARRAY_LENGTH", s, _AR, _LIST_LEN),
+        ("ARRAY_OFFSET", s, _AR, "__A__[__B__ + 1]"),
+        ("ARRAY_ORDINAL", s, _AR, "__A__[__B__]"),
+        ("ARRAY_CONTAINS", s, _AR, _contains),
+        ("ARRAY_OVERLAP", s, _AR, "list_has_any(__A__, __B__)"),
+        ("SCALAR_IN_ARRAY", s, _AR, "list_contains(__B__, __A__)"),
+        ("ARRAY_OFFSET_OF", s, _AR, _OFFSET_OF),
+        ("ARRAY_ORDINAL_OF", s, _AR, _ORDINAL_OF),
+        ("ARRAY_PREPEND", s, _AR, "list_prepend(__A__, __B__)"),
+        ("ARRAY_APPEND", s, _AR, "list_append(__A__, __B__)"),
+        ("ARRAY_CONCAT", s, _AR, "list_concat(__A__, __B__)"),
+        ("ARRAY_SLICE", s, _AR, "list_slice(__A__, __B__ + 1, __C__)"),
+        ("ARRAY_TO_STRING", s, _AR, "array_to_string(__A__, __B__)"),
+        ("STRING_TO_ARRAY", s, _AR, "string_split(__A__, __B__)"),
+        ("ARRAY_TO_MV", s, _AR, _identity),
+        # --- multi-value strings
+        ("MV_FILTER_ONLY", s, _MV, "list_intersect(__A__, __B__)"),
+        ("MV_FILTER_NONE", s, _MV, UNSUPPORTED),
+        ("MV_LENGTH", s, _MV, _LIST_LEN),
+        ("MV_OFFSET", s, _MV, "__A__[__B__ + 1]"),
+        ("MV_ORDINAL", s, _MV, "__A__[__B__]"),
+        ("MV_CONTAINS", s, _MV, _contains),
+        ("MV_OVERLAP", s, _MV, "list_has_any(__A__, __B__)"),
+        ("MV_OFFSET_OF", s, _MV, _OFFSET_OF),
+        ("MV_ORDINAL_OF", s, _MV, _ORDINAL_OF),
+        ("MV_PREPEND", s, _MV, "list_prepend(__A__, __B__)"),
+        ("MV_APPEND", s, _MV, "list_append(__A__, __B__)"),
+        ("MV_CONCAT", s, _MV, "list_concat(__A__, __B__)"),
+        ("MV_SLICE", s, _MV, "list_slice(__A__, __B__ + 1, __C__)"),
+        ("STRING_TO_MV", s, _MV, "string_split(__A__, __B__)"),
+        ("MV_TO_STRING", s, _MV, "array_to_string(__A__, __B__)"),
+        ("MV_TO_ARRAY", s, _MV, _identity),
+        # --- JSON (over JSON text)
+        ("JSON_VALUE", s, _J, "json_extract_string(__A__, __B__)"),
+        ("JSON_QUERY", s, _J, "CAST(json_extract(__A__, __B__) AS VARCHAR)"),
+        ("JSON_KEYS", s, _J, "json_keys(__A__, __B__)"),
+        ("PARSE_JSON", s, _J, "CAST(CAST(__A__ AS JSON) AS VARCHAR)"),
+        ("TRY_PARSE_JSON", s, _J, "CAST(TRY_CAST(__A__ AS JSON) AS VARCHAR)"),
+        ("TO_JSON_STRING", s, _J, "CAST(to_json(__A__) AS VARCHAR)"),
+        *((n, s, _J, UNSUPPORTED) for n in ["JSON_PATHS", "JSON_OBJECT", "JSON_QUERY_ARRAY"]),
+        # --- aggregations
+        *(
+            (n, ag, _AG, SAME)
+            for n in [
+                "COUNT",
+                "SUM",
+                "MIN",
+                "MAX",
+                "AVG",
+                "VAR_POP",
+                "VAR_SAMP",
+                "VARIANCE",
+                "STDDEV_POP",
+                "STDDEV_SAMP",
+                "STDDEV",
+                "GROUPING",
+                "BIT_AND",
+                "BIT_OR",
+                "BIT_XOR",
+            ]
+        ),
+        ("ANY_VALUE", ag, _AG, "any_value(__A__)"),
+        ("APPROX_COUNT_DISTINCT", ag, _AG, _count_distinct),
+        ("APPROX_COUNT_DISTINCT_BUILTIN", ag, _AG, _count_distinct),
+        ("APPROX_COUNT_DISTINCT_DS_HLL", ag, _AG, _count_distinct),
+        ("APPROX_COUNT_DISTINCT_DS_THETA", ag, _AG, _count_distinct),
+        ("APPROX_QUANTILE", ag, _AG, _quantile),
+        ("APPROX_QUANTILE_DS", ag, _AG, _quantile),
+        ("APPROX_QUANTILE_FIXED_BUCKETS", ag, _AG, _quantile),
+        ("DS_HLL", ag, _AG, "array_agg(DISTINCT __A__) FILTER (WHERE __A__ IS NOT NULL)"),
+        ("DS_THETA", ag, _AG, "array_agg(DISTINCT __A__) FILTER (WHERE __A__ IS NOT NULL)"),
+        ("DS_QUANTILES_SKETCH", ag, _AG, "array_agg(CAST(__A__ AS DOUBLE)) FILTER (WHERE __A__ IS NOT NULL)"),
+        ("EARLIEST", ag, _AG, "arg_min(__A__, __time)"),
+        ("LATEST", ag, _AG, "arg_max(__A__, __time)"),
+        ("EARLIEST_BY", ag, _AG, "arg_min(__A__, __B__)"),
+        ("LATEST_BY", ag, _AG, "arg_max(__A__, __B__)"),
+        ("ARRAY_AGG", ag, _AG, "array_agg(__A__)"),
+        ("ARRAY_CONCAT_AGG", ag, _AG, "flatten(array_agg(__A__))"),
+        ("STRING_AGG", ag, _AG, _string_agg),
+        ("LISTAGG", ag, _AG, _string_agg),
+        *(
+            (n, ag, _AG, UNSUPPORTED)
+            for n in ["BLOOM_FILTER", "TDIGEST_QUANTILE", "TDIGEST_GENERATE_SKETCH", "DS_TUPLE_DOUBLES"]
+        ),
+        # --- window functions (need the enableWindowing context, see strict.py)
+        *(
+            (n, w, _W, SAME)
+            for n in [
+                "ROW_NUMBER",
+                "RANK",
+                "DENSE_RANK",
+                "PERCENT_RANK",
+                "CUME_DIST",
+                "NTILE",
+                "LAG",
+                "LEAD",
+                "FIRST_VALUE",
+                "LAST_VALUE",
+            ]
+        ),
+    ]
+    return [DruidFunction(name, kind, doc, rewrite) for name, kind, doc, rewrite in table]
+
+
+#: Druid name → entry (names are upper case; Druid's unquoted function names are case-insensitive).
+FUNCTIONS: dict[str, DruidFunction] = {f.name: f for f in _entries()}
+#: Druid names sqlglot must leave as plain calls, so the table (not sqlglot) decides their translation.
+REWRITTEN = frozenset(name for name, f in FUNCTIONS.items() if f.rewrite != SAME)
+_ARGS = "ABCDEFGH"
+
+
+class Rewriter:
+    """Bottom-up rewrite of Druid constructs into DuckDB ones (functions from :data:`FUNCTIONS`)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.mv = MultiValue(catalog)
+
+    def rewrite(self, tree: exp.Expression) -> exp.Expression:
+        """Rewrite *tree*, children before parents (reversed pre-order), so nested calls are rewritten too."""
+        for node in reversed(list(tree.walk())):
+            new = self._node(node)
+            if new is not node:
+                if node is tree:
+                    tree = new
+                else:
+                    node.replace(new)
+        return tree
+
+    def _node(self, node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Anonymous):
+            return self._call(node)
+        if isinstance(node, exp.Floor | exp.Ceil) and node.args.get("to") is not None:
+            return timefns.floor_ceil_to(node)
+        if isinstance(node, exp.Extract):
+            return timefns.extract(node)
+        if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):
+            # Druid's CAST never fails: a value that does not convert becomes NULL.
+            return exp.TryCast(this=node.this, to=node.to)
+        if isinstance(node, exp.EQ | exp.NEQ):
+            return self.mv.compare(node)
+        if isinstance(node, exp.In) and self.mv.is_mv(node.this) and node.args.get("expressions"):
+            return tmpl("list_has_any(__A__, __B__)", A=node.this, B=exp.Array(expressions=node.expressions))
+        if isinstance(node, exp.Mul | exp.Add | exp.Sub):
+            # Druid integer literals are BIGINT: 30 * 86400000 must not overflow DuckDB's INTEGER.
+            for key in ("this", "expression"):
+                arg = node.args.get(key)
+                if isinstance(arg, exp.Literal) and not arg.is_string and arg.this.lstrip("-").isdigit():
+                    node.set(key, exp.cast(arg, "BIGINT"))
+        return node
+
+    def _call(self, node: exp.Anonymous) -> exp.Expression:
+        name = str(node.this).upper()
+        entry = FUNCTIONS.get(name)
+        args = list(node.expressions)
+        if entry is None:  # strict.py refuses these first; never let an unknown name through
+            raise SqlError(f"No match found for function signature {name}()")
+        if entry.rewrite == UNSUPPORTED:
+            raise SqlError(
+                f"Function {name} is valid Druid SQL ({entry.doc}) but the sandbox cannot serve it.",
+                "unsupported",
+            )
+        if name == "LOOKUP":
+            return self._lookup(args)
+        if entry.rewrite == SAME:
+            return exp.Anonymous(this=name.lower(), expressions=args)
+        if callable(entry.rewrite):
+            return entry.rewrite(node, args)
+        template = entry.rewrite
+        wanted = [k for k in _ARGS if f"__{k}__" in template]
+        if len(args) < len(wanted):
+            raise SqlError(
+                f"Invalid number of arguments to function '{name}'. Was expecting {len(wanted)} arguments"
+            )
+        return tmpl(template, **dict(zip(_ARGS, args, strict=False)))
+
+    def _lookup(self, a: list[exp.Expression]) -> exp.Expression:
+        if len(a) < 2:
+            raise SqlError("LOOKUP needs (expression, 'lookup name'[, 'replace missing value']).")
+        name = literal_str(a[1], "the lookup name", "LOOKUP")
+        if name not in self.catalog.lookups:
+            raise SqlError(f"Lookup [{name}] not found (the workgroup's lookups are in schema 'lookup').")
+        quoted = name.replace('"', '""')
+        found = tmpl(
+            f'(SELECT _l.v FROM "lookup"."{quoted}" AS _l WHERE _l.k = CAST(__A__ AS VARCHAR) LIMIT 1)',
+            A=a[0],
+        )
+        if len(a) > 2:
+            return exp.Coalesce(this=found, expressions=[a[2]])
+        return found

@@ -1,0 +1,220 @@
+"""The translation pipeline: one Druid SQL statement in, one DuckDB statement out.
+
+:func:`translate` is pure (no DuckDB): it takes the statement and the caller's :class:`Catalog` and
+returns a :class:`Translated` statement, or raises :class:`SqlError` in Druid's words. Steps: tokenise;
+bound the nesting depth and refuse non-Druid syntax and function names (:mod:`.strict`, on the tokens as
+written); parse; resolve tables (:mod:`..access`); apply Druid's validator and planner rules (:mod:`.strict`);
+name unnamed columns ``EXPR$i``; integer division (:mod:`.integers`); multi-value grouping
+(:mod:`.multivalue`); rewrite functions (:mod:`.functions`); generate DuckDB SQL.
+
+``?`` parameters are renamed ``$p1 … $pN`` in text order before parsing, so rewrites that reorder
+arguments (``TIMESTAMPADD``) keep each value bound to its own placeholder.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.druid import Druid
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
+
+from ..access import Catalog, check_first_keyword, check_tree
+from ..errors import SqlError, invalid_sql, unexpected_token
+from .druid_types import duckdb_to_druid
+from .functions import REWRITTEN, Rewriter
+from .integers import integer_division
+from .multivalue import unnest_mv_groups
+from .strict import Source, check_depth, check_tokens
+from .strict import check_tree as check_strict_tree
+
+__all__ = ["Translated", "translate"]
+
+
+_DIV_CALL = "PM_DRUID_DIV"
+
+
+def _plain_call(name: str):  # noqa: ANN202 - sqlglot's builder signature
+    return lambda args: exp.Anonymous(this=name, expressions=args)
+
+
+class _DruidIn(Druid):
+    """sqlglot's Druid dialect, with Calcite's TIMESTAMPDIFF/TIMESTAMPADD argument order kept as written."""
+
+    class Parser(Druid.Parser):
+        # Every function the table rewrites stays a plain call, so the table (not sqlglot) decides its
+        # DuckDB form; this also keeps Calcite's TIMESTAMPDIFF/TIMESTAMPADD argument order as written.
+        FUNCTIONS = {
+            **Druid.Parser.FUNCTIONS,
+            **{name: _plain_call(name) for name in REWRITTEN},
+            _DIV_CALL: _plain_call("DIV"),
+        }
+        FUNCTION_PARSERS = {k: v for k, v in Druid.Parser.FUNCTION_PARSERS.items() if k not in REWRITTEN}
+
+
+@dataclass(frozen=True)
+class Translated:
+    """A statement ready for DuckDB.
+
+    :param sql: DuckDB SQL with named parameters ``$p1 … $pN``.
+    :param param_count: how many ``?`` the statement has.
+    :param explain: the statement was ``EXPLAIN PLAN FOR <query>``.
+    :param tables: the Druid tables the query reads (for EXPLAIN's RESOURCES).
+    :param param_types: Druid SQL type guessed for each parameter (``OTHER`` when unknown).
+    """
+
+    sql: str
+    param_count: int
+    explain: bool
+    tables: tuple[str, ...]
+    param_types: tuple[str, ...]
+
+    def bind(self, values: list) -> dict[str, object]:
+        """The DuckDB parameter mapping for *values* (one per ``?``)."""
+        if len(values) != self.param_count:
+            raise SqlError(
+                f"The statement has {self.param_count} parameter(s) (?) but {len(values)} value(s) "
+                "were given."
+            )
+        return {f"p{i + 1}": v for i, v in enumerate(values)}
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_EXPLAIN = re.compile(r"^EXPLAIN\s+PLAN\s+FOR\s+", re.IGNORECASE)
+
+
+def translate(sql: str, catalog: Catalog, *, windowing: bool = False) -> Translated:
+    """Translate one Druid SQL statement for DuckDB, refusing anything that is not Druid SQL.
+
+    :param windowing: the query context enables window functions (``enableWindowing``).
+
+    >>> translate("SELECT COUNT(*) FROM t", Catalog(tables={"t": {"x": "BIGINT"}})).sql
+    'SELECT COUNT(*) FROM "druid"."t"'
+    """
+    try:
+        return _translate(sql, catalog, windowing)
+    except RecursionError:
+        # Long operator chains nest as deeply as parentheses do; check_depth bounds the rest.
+        raise invalid_sql(
+            "The query is nested too deeply (a very long chain of operators or nested expressions): "
+            "simplify it (e.g. use an IN list)."
+        ) from None
+
+
+def _translate(sql: str, catalog: Catalog, windowing: bool) -> Translated:
+    offset = len(sql) - len(sql.lstrip())
+    text = sql.strip()
+    explain_match = _EXPLAIN.match(text)
+    if explain_match:
+        text = text[explain_match.end() :]
+        offset += explain_match.end()
+    src = Source(sql, offset)
+    try:
+        tokens = _DruidIn().tokenize(text)
+    except TokenError as e:
+        raise invalid_sql(f"Lexical error: {_ANSI.sub('', str(e)).splitlines()[0]}") from None
+    while tokens and tokens[-1].token_type == TokenType.SEMICOLON:
+        text = text[: tokens[-1].start].rstrip()
+        tokens = tokens[:-1]
+    if not tokens:
+        raise SqlError('Empty SQL statement: send one query, e.g. SELECT COUNT(*) FROM "<table>".')
+    if any(t.token_type == TokenType.SEMICOLON for t in tokens):
+        raise invalid_sql("SQL query string must contain only a single statement", kind="refused")
+    if tokens[0].text.upper() == "EXPLAIN":
+        raise SqlError("Only EXPLAIN PLAN FOR <query> is supported.", "unsupported")
+    check_first_keyword(tokens[0].text)
+    check_depth(tokens, src)
+    # Number the ? placeholders in text order (see module docstring); refuse named ones.
+    params = [t for t in tokens if t.token_type == TokenType.PLACEHOLDER]
+    for t in params:
+        if t.text != "?":
+            raise SqlError(f"Named parameter {t.text} is not supported: use ? placeholders.")
+    check_tokens(tokens, src, catalog, windowing=windowing)
+    edits = [(t.start, t.end, f":p{i + 1}") for i, t in enumerate(params)]
+    # sqlglot reads DIV as MySQL's infix operator: Druid's DIV(x, y) is renamed for the parser.
+    edits += [
+        (t.start, t.end, _DIV_CALL)
+        for t, nxt in zip(tokens, tokens[1:], strict=False)
+        if t.token_type == TokenType.DIV and nxt.token_type == TokenType.L_PAREN
+    ]
+    for start, end, new in sorted(edits, reverse=True):
+        text = text[:start] + new + text[end + 1 :]
+    try:
+        tree = sqlglot.parse_one(text, read=_DruidIn)
+    except ParseError as e:
+        raise _parse_error(e, tokens, src) from None
+    if tree is None:
+        raise SqlError("Empty SQL statement.")
+    placeholders = list(tree.find_all(exp.Placeholder))
+    if len(placeholders) != len(params) or any(not str(p.this).startswith("p") for p in placeholders):
+        raise SqlError("Named parameters are not supported: use ? placeholders.")
+
+    def locate(name: str) -> tuple[int, int, int, int] | None:
+        found = next((t for t in tokens if t.text == name), None)
+        return src.pos(found) if found is not None else None
+
+    try:
+        tables = check_tree(tree, catalog)
+    except SqlError as e:
+        subject = e.context.pop("subject", None)
+        if subject is None:
+            raise
+        raise invalid_sql(e.message, locate(subject)) from None
+    check_strict_tree(tree, catalog, locate)
+    _name_expressions(tree)
+    param_types = _param_types(tree, catalog, len(params))
+    integer_division(tree, catalog)
+    unnest_mv_groups(tree, catalog)
+    tree = Rewriter(catalog).rewrite(tree)
+    return Translated(
+        sql=tree.sql(dialect="duckdb"),
+        param_count=len(params),
+        explain=bool(explain_match),
+        tables=tuple(dict.fromkeys(tables)),
+        param_types=param_types,
+    )
+
+
+def _parse_error(e: ParseError, tokens: list, src: Source) -> SqlError:
+    """sqlglot's parse error, as Druid's parser words it (the unexpected token and its position)."""
+    info = e.errors[0] if e.errors else {}
+    line, col = info.get("line"), info.get("col")
+    token = _ANSI.sub("", str(info.get("highlight") or "")).strip()
+    if line is not None and col is not None:
+        for t in tokens:
+            if t.line == line and t.col == col:
+                token = token or t.text
+                line, col = src.pos(t)[:2]
+                break
+        return unexpected_token(token or "<EOF>", line, col)
+    return invalid_sql(_ANSI.sub("", info.get("description", "") or str(e)).split("\n")[0])
+
+
+def _name_expressions(tree: exp.Expression) -> None:
+    """Name unnamed result expressions ``EXPR$<i>`` as Druid (Calcite) does."""
+    select = tree
+    while isinstance(select, exp.SetOperation | exp.Subquery):
+        select = select.this
+    if not isinstance(select, exp.Select):
+        return
+    for i, e in enumerate(select.expressions):
+        if not isinstance(e, exp.Alias | exp.Column | exp.Star):
+            e.replace(exp.alias_(e.copy(), f"EXPR${i}", quoted=True))
+
+
+def _param_types(tree: exp.Expression, catalog: Catalog, count: int) -> tuple[str, ...]:
+    types = ["OTHER"] * count
+    columns = {c: t for cols in catalog.tables.values() for c, t in cols.items()}
+    for p in tree.find_all(exp.Placeholder):
+        idx = int(str(p.this)[1:]) - 1
+        parent = p.parent
+        if isinstance(parent, exp.Limit | exp.Offset):
+            types[idx] = "BIGINT"
+        elif isinstance(parent, exp.Binary | exp.In):
+            other = parent.this if parent.this is not p else parent.args.get("expression")
+            if isinstance(other, exp.Column) and other.name in columns:
+                types[idx] = duckdb_to_druid(columns[other.name])
+    return tuple(types)
