@@ -49,7 +49,7 @@ def test_listing_and_connection_options():
         ("--limit ten SELECT 1", None, "--limit expects a whole number, got 'ten'"),
         ("--limit -3 SELECT 1", None, "--limit expects 0 (no limit) or a positive number, got -3"),
         ("--chunks 0 SELECT 1", None, "--chunks expects a positive number"),
-        ("--transport odbc SELECT 1", None, "must be one of auto, jdbc, avatica, druid"),
+        ("--transport odbc SELECT 1", None, "must be one of auto, druid, avatica, jdbc"),
         ("-o 1df SELECT 1", None, "expects a Python variable name"),
         ("--limit", None, "--limit expects a value"),
         ("--project --tables", None, "--project expects a value"),

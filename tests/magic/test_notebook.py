@@ -22,12 +22,26 @@ def _texts(cell) -> list[str]:
     return out
 
 
+NOTEBOOK_CASES = 500  # as notebooks/conftest.py and binder/start: the stored outputs were made with it
+
+
 @pytest.fixture(scope="module")
-def executed():
+def executed(tmp_path_factory: pytest.TempPathFactory):
+    """The notebook run as Binder runs it: a sandbox is up, its PM_* values in the kernel's environment."""
     from nbclient import NotebookClient
 
+    from pm_notebook.sandbox import start
+
+    log = tmp_path_factory.mktemp("notebook-sandbox") / "sandbox.log"
+    with start(cases=NOTEBOOK_CASES, log_path=log) as sb, pytest.MonkeyPatch.context() as env:
+        for key, value in sb.env.items():
+            env.setenv(key, value)
+        yield _run(NotebookClient)
+
+
+def _run(client_class):
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = NotebookClient(
+    client = client_class(
         nb,
         timeout=180,
         kernel_name="python3",

@@ -174,7 +174,10 @@ def test_chunks_arrow_and_parquet_agree(conn, demo_tables, duck, transport, tmp_
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_fetch_caps_rows_reports_progress_and_names_its_transport(conn, demo_tables, duck, transport) -> None:
-    sql = f"SELECT caseid, vertex_name FROM {demo_tables['vertex']} ORDER BY caseid, __time, vertex_name"
+    sql = (  # aggregating, so Druid may order by any column
+        f"SELECT caseid, __time, vertex_name FROM {demo_tables['vertex']} GROUP BY 1, 2, 3 "
+        "ORDER BY caseid, __time, vertex_name"
+    )
     total = len(duck(sql))
     assert total > 25
     progress: list[int] = []
@@ -206,7 +209,7 @@ def test_two_threads_on_one_connection_each_see_their_own_transport(conn, demo_t
     The interleaving is forced with events (no timing): A's progress callback holds A inside its statement
     until the other query is done, which is exactly when a shared "last transport" would be overwritten.
     """
-    sql = f"SELECT caseid FROM {demo_tables['cases']} ORDER BY caseid LIMIT 30"
+    sql = f"SELECT caseid FROM {demo_tables['cases']} GROUP BY caseid ORDER BY caseid LIMIT 30"
     conn.query("SELECT 1", transport="druid")  # both transports exist before the threads start
     conn.query("SELECT 1", transport="avatica")
     in_flight, other_done = threading.Event(), threading.Event()
