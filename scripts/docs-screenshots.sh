@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Refresh the docs' widget screenshots from the browser tests' artifacts (JupyterLab in headless Chromium).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+.venv/bin/python -m pytest -q -p no:cacheprovider -m browser tests/browser
+src=test-artifacts/browser
+cp "$src/test_connect_browse_preview_insert_save/03-connected.png" docs/_static/screenshots/credentials.png
+cp "$src/test_connect_browse_preview_insert_save/07-preview.png" docs/_static/screenshots/browser.png
+cp "$src/test_process_map_renders_in_jupyterlab/01-map.png" docs/_static/screenshots/process-map.png
