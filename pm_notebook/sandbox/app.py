@@ -142,6 +142,28 @@ def _add_admin_routes(app: FastAPI, store: Store, board: FaultBoard, admin_key: 
         board.clear()
         return {"ok": True}
 
+    @app.post(ADMIN_PREFIX + "/holds", include_in_schema=False)
+    async def add_hold(request: Request) -> dict:
+        check(request)
+        if board.holds is None:
+            raise SandboxHTTPError(409, {"error": "no_sql_port", "message": "this sandbox serves no SQL"})
+        try:
+            spec = await request.json()
+            board.holds.arm(**spec)
+        except (ValueError, TypeError) as exc:
+            raise SandboxHTTPError(400, {"error": "bad_hold", "message": str(exc)}) from None
+        return {"ok": True, **board.held()}
+
+    @app.get(ADMIN_PREFIX + "/holds", include_in_schema=False)
+    def holds(request: Request) -> dict:
+        check(request)
+        return board.held()
+
+    @app.post(ADMIN_PREFIX + "/release", include_in_schema=False)
+    def release(request: Request) -> dict:
+        check(request)
+        return board.release()
+
     @app.get(ADMIN_PREFIX + "/workgroups", include_in_schema=False)
     def workgroups(request: Request) -> list[dict]:
         check(request)

@@ -2,7 +2,13 @@
 
 A fault matches the next ``times`` requests whose path starts with its prefix and then answers with a
 status (optionally with ``Retry-After``), waits ``delay`` seconds first, or drops the connection
-without answering. ``status=None`` with a delay gives a slow but otherwise normal answer.
+without answering. ``status=None`` with a delay gives a slow but otherwise normal answer. ``hold=True``
+keeps the request waiting until :meth:`FaultBoard.release` (or :meth:`FaultBoard.clear`), however long
+that is, before the rest of the fault applies: a slow answer by construction, not by a guessed delay.
+
+The board also carries the SQL engine's statement holds (``holds``, a
+:class:`~pm_notebook.sandbox.sql.engine.StatementHolds`): released and disarmed with the faults, and
+reported in :meth:`FaultBoard.stats`.
 
 Dropping needs the socket, which ASGI hides; :func:`tracking_protocol` is a uvicorn (httptools) protocol that
 records each connection's transport under its peer address so the middleware can abort it.
@@ -18,9 +24,12 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .sql.engine import StatementHolds
 
 __all__ = ["ADMIN_PREFIX", "Fault", "FaultBoard", "FaultMiddleware", "tracking_protocol"]
 
@@ -37,6 +46,7 @@ class Fault:
     retry_after: float | None = None
     delay: float = 0.0
     drop: bool = False
+    hold: bool = False
 
     def __post_init__(self) -> None:
         if not self.path_prefix.startswith("/"):
@@ -47,16 +57,26 @@ class Fault:
             raise ValueError(f"times must be at least 1 (got {self.times!r})")
         if float(self.delay) < 0:
             raise ValueError(f"delay must not be negative (got {self.delay!r})")
+        if not isinstance(self.hold, bool):
+            raise ValueError(f"hold must be true or false (got {self.hold!r})")
 
 
 class FaultBoard:
     """Thread-safe store of armed faults and of per-endpoint request counts."""
 
-    def __init__(self, extra_stats: Callable[[], dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        extra_stats: Callable[[], dict[str, Any]] | None = None,
+        *,
+        holds: StatementHolds | None = None,
+    ) -> None:
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
         self._requests: Counter[str] = Counter()
         self._extra_stats = extra_stats
+        self._held: list[threading.Event] = []  # one per request kept waiting by a ``hold`` fault
+        #: the SQL engine's statement holds (None when the board serves no SQL port)
+        self.holds = holds
 
     def add(self, fault: Fault) -> None:
         """Arm *fault* (faults are matched in the order they were armed)."""
@@ -64,9 +84,41 @@ class FaultBoard:
             self._faults.append(fault)
 
     def clear(self) -> None:
-        """Disarm every fault."""
+        """Disarm every fault and statement hold, and release what they hold."""
         with self._lock:
             self._faults.clear()
+        if self.holds is not None:
+            self.holds.clear()
+        self.release()
+
+    def hold_request(self) -> threading.Event:
+        """Register a request kept waiting by a ``hold`` fault; it goes on once the event is set."""
+        event = threading.Event()
+        with self._lock:
+            self._held.append(event)
+        return event
+
+    def unhold_request(self, event: threading.Event) -> None:
+        """Forget a held request (released, or its client left)."""
+        with self._lock:
+            if event in self._held:
+                self._held.remove(event)
+
+    def release(self) -> dict[str, int]:
+        """Let every held request and held statement go on; ``{"requests": n, "statements": n}``."""
+        with self._lock:
+            held, self._held = self._held, []
+        for event in held:
+            event.set()
+        statements = self.holds.release() if self.holds is not None else 0
+        return {"requests": len(held), "statements": statements}
+
+    def held(self) -> dict[str, Any]:
+        """``{"requests": n held now, "statements": the statement holds' state (armed, held, ended)}``."""
+        with self._lock:
+            requests = len(self._held)
+        statements = self.holds.state() if self.holds is not None else {"armed": [], "held": 0, "ended": {}}
+        return {"requests": requests, "statements": statements}
 
     def pending(self) -> list[dict[str, Any]]:
         """The armed faults, as plain dicts."""
@@ -96,6 +148,7 @@ class FaultBoard:
         if self._extra_stats:
             out.update(self._extra_stats())
         out["faults"] = self.pending()
+        out["held"] = self.held()
         return out
 
     def reset_stats(self) -> None:
@@ -158,6 +211,13 @@ class FaultMiddleware:
         if fault is None:
             await self.app(scope, receive, send)
             return
+        if fault.hold:
+            released = self.board.hold_request()
+            try:
+                while not released.is_set():  # the admin route that releases it runs in another thread
+                    await asyncio.sleep(0.01)
+            finally:
+                self.board.unhold_request(released)
         if fault.delay:
             await asyncio.sleep(fault.delay)
         if fault.drop:

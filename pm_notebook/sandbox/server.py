@@ -152,14 +152,17 @@ async def _serve(
         access_lifetime=args.token_lifetime,
         refresh_lifetime=args.refresh_lifetime,
     )
-    board = FaultBoard(extra_stats=lambda: {"tokens_issued": idp.tokens_issued})
+    sql_port_app = create_sql_app(store, options=sql_options_from_args(args))
+    board = FaultBoard(
+        extra_stats=lambda: {"tokens_issued": idp.tokens_issued}, holds=sql_port_app.state.sql_engine.holds
+    )
     connections = _Connections()
     protocol = tracking_protocol(connections)
     admin_key = os.environ.get(ADMIN_KEY_ENV) or None
     main_app = FaultMiddleware(
         create_app(store, idp, board, sql_port=sql_port, admin_key=admin_key), board, connections
     )
-    sql_app = FaultMiddleware(create_sql_app(store, options=sql_options_from_args(args)), board, connections)
+    sql_app = FaultMiddleware(sql_port_app, board, connections)
     servers = [
         _Server(
             uvicorn.Config(app, http=protocol, lifespan="off", log_config=None, timeout_graceful_shutdown=2)
