@@ -178,7 +178,7 @@ def test_sandbox_stops_by_itself_when_its_parent_dies(tmp_path):
         child = int(pid_file.read_text())
         parent.kill()
         parent.wait()
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 60  # it looks every 0.5 s, then shuts down: a hang guard
         while _alive(child):
             assert time.monotonic() < deadline, "sandbox outlived its parent"
             time.sleep(0.1)
