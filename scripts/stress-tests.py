@@ -8,6 +8,11 @@ their own pids when the run ends, however it ends.
 
     python scripts/stress-tests.py                 # 20 rounds of the default files, 2 busy loops per 2 cores
     python scripts/stress-tests.py -n 5 --busy 4 tests/sandbox_sql/test_time_limits.py
+    python scripts/stress-tests.py --one-session   # the N rounds in one pytest process (-x, stops at once)
+
+``--one-session`` saves the start-up of each round (imports, the session sandbox, the JVM: about two
+minutes per round on a loaded 2-core machine): the tests run N times over in one pytest session
+(``--keep-duplicates``), module fixtures shared, ``-x`` stopping at the first failure.
 """
 
 from __future__ import annotations
@@ -58,9 +63,15 @@ def main(argv: list[str] | None = None) -> int:
         "--busy", type=int, default=os.cpu_count() or 2, help="busy-loop processes (default: one per core)"
     )
     parser.add_argument("--pytest-args", default="-q -p no:cacheprovider -m 'slow or not slow'")
+    parser.add_argument("--one-session", action="store_true", help="all rounds in one pytest process")
     args = parser.parse_args(argv)
     tests = args.tests or TIMING_SENSITIVE
-    command = [sys.executable, "-X", "faulthandler", "-m", "pytest", *_split(args.pytest_args), *tests]
+    command = [sys.executable, "-X", "faulthandler", "-m", "pytest", *_split(args.pytest_args)]
+    if args.one_session:
+        command += ["-x", "--keep-duplicates", *(tests * args.rounds)]
+        args.rounds = 1
+    else:
+        command += tests
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),

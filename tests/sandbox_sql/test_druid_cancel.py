@@ -19,6 +19,19 @@ from pm_notebook.errors import QueryCancelled
 HELD = 'SELECT COUNT(*) AS held FROM "{v}"'
 
 
+@pytest.fixture(scope="module")
+def single_slot(tmp_path_factory):
+    """A sandbox running one query at a time per workgroup: the next query only runs if the interrupted one
+    really stopped (its time limit, 120 s, is far beyond any hang guard here)."""
+    from pm_notebook.sandbox import start
+
+    log_path = tmp_path_factory.mktemp("single-slot") / "sandbox.log"
+    args = ["--sql-max-concurrent-queries", "1", "--sql-query-timeout", "120"]
+    sb = start(cases=300, extra_args=args, log_path=log_path)
+    yield sb
+    sb.stop()
+
+
 @pytest.fixture
 def held(demo) -> str:
     return HELD.format(v=f"{demo.project_ids[0]}_vertex")
@@ -69,9 +82,7 @@ def test_only_the_owner_can_cancel_and_unknown_ids_are_404(sandbox, demo, second
 
 
 @pytest.mark.parametrize("transport", ["druid", "avatica", pytest.param("jdbc", marks=pytest.mark.jdbc)])
-def test_ctrl_c_during_a_running_query_stops_it_on_the_server(
-    sandbox_factory, interrupt_when_held, transport
-):
+def test_ctrl_c_during_a_running_query_stops_it_on_the_server(single_slot, interrupt_when_held, transport):
     """A real running query (not a delayed answer): Ctrl-C stops it on the server and frees the server.
     Druid: the DELETE; Avatica: closeStatement, which interrupts the statement's query; JDBC: the driver's
     statement is cancelled and closed off the main thread (its cancel waits for the running call) and the
@@ -80,16 +91,14 @@ def test_ctrl_c_during_a_running_query_stops_it_on_the_server(
     The Ctrl-C comes once the server holds the statement; the verdict is that the statement ended
     *cancelled* (not timed out, the server's limit being 120 s) and that the next query runs.
     """
-    # One query at a time per workgroup: the next query only runs if the interrupted one really stopped.
-    sb = sandbox_factory(
-        cases=300, extra_args=["--sql-max-concurrent-queries", "1", "--sql-query-timeout", "120"]
-    )
+    sb = single_slot
     demo = sb.workgroups["demo"]
     conn = pm_notebook.connect(
         sb.base_url, sb.auth_url, demo.client_id, demo.client_secret, sb.jdbc_url, use_keyring=False
     )
     with conn:
         conn.query("SELECT 0 AS warm", transport=transport)  # JVM and driver start-up are not interrupted
+        sb.clear_faults()  # zero the counts left by the previous transport's run
         sb.hold_statements("AS held")
         with interrupt_when_held(sb), pytest.raises(QueryCancelled):
             conn.query(HELD.format(v=f"{demo.project_ids[0]}_vertex"), transport=transport)
