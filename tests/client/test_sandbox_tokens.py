@@ -123,7 +123,7 @@ def test_sixteen_threads_share_one_token_request(sandbox, connect_to, counts) ->
 
     def worker() -> None:
         try:
-            barrier.wait(timeout=10)
+            barrier.wait(timeout=60)
             results.append(conn.rest.project_ids())
         except Exception as exc:  # noqa: BLE001 - collected and asserted below
             errors.append(exc)

@@ -18,7 +18,7 @@ def bearer(sandbox) -> dict[str, str]:
 
 
 def projects(sb, headers, **kw) -> requests.Response:
-    return requests.get(f"{sb.base_url}/pub/projects", headers=headers, timeout=kw.pop("timeout", 10), **kw)
+    return requests.get(f"{sb.base_url}/pub/projects", headers=headers, timeout=kw.pop("timeout", 60), **kw)
 
 
 def test_status_fault_with_retry_after_then_recovers(sandbox, bearer):
@@ -42,7 +42,7 @@ def test_fault_matches_only_its_prefix(sandbox, bearer):
     sandbox.fault("/pub/datasources", status=503)
     assert projects(sandbox, bearer).status_code == 200
     pid = sandbox.workgroups["demo"].project_ids[0]
-    r = requests.get(f"{sandbox.base_url}/pub/datasources/{pid}", headers=bearer, timeout=10)
+    r = requests.get(f"{sandbox.base_url}/pub/datasources/{pid}", headers=bearer, timeout=60)
     assert r.status_code == 503
 
 
@@ -130,7 +130,7 @@ def test_drop_fault_closes_the_connection_without_answer(sandbox, bearer):
 
 def test_faults_apply_on_the_sql_port(sandbox):
     sandbox.fault("/druid/v2/sql", status=503, retry_after=1)
-    r = requests.post(f"{sandbox.sql_url}/druid/v2/sql", json={"query": "SELECT 1"}, timeout=10)
+    r = requests.post(f"{sandbox.sql_url}/druid/v2/sql", json={"query": "SELECT 1"}, timeout=60)
     assert r.status_code == 503
     assert r.headers["retry-after"] == "1"
 
@@ -153,7 +153,7 @@ def test_request_counters_per_endpoint_and_reset(sandbox, bearer):
     sandbox.reset_stats()
     for _ in range(3):
         projects(sandbox, bearer)
-    requests.post(f"{sandbox.sql_url}/druid/v2/sql", json={"query": "SELECT 1"}, timeout=10)
+    requests.post(f"{sandbox.sql_url}/druid/v2/sql", json={"query": "SELECT 1"}, timeout=60)
     stats = sandbox.stats()
     assert stats["requests"]["GET /pub/projects"] == 3
     assert stats["requests"]["POST /druid/v2/sql"] == 1

@@ -141,4 +141,4 @@ def sql_server(small_store):
     yield factory
     for server, thread in servers:
         server.should_exit = True
-        thread.join(timeout=10)
+        thread.join(timeout=60)
