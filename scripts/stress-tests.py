@@ -21,6 +21,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -67,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tests = args.tests or TIMING_SENSITIVE
     command = [sys.executable, "-X", "faulthandler", "-m", "pytest", *_split(args.pytest_args)]
+    if "--basetemp" not in args.pytest_args:
+        # pytest keeps only the 3 newest numbered temp dirs per user: on a shared machine other sessions
+        # would delete this one's while it runs
+        command.append(f"--basetemp={tempfile.mkdtemp(prefix='pm-stress-')}/tmp")
     tests_run = tests * args.rounds
     if args.one_session:
         command += ["-x", "--keep-duplicates", *tests_run]
