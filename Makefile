@@ -19,8 +19,8 @@ system-deps:
 	bash scripts/system-deps.sh
 
 lint: install
-	$(BIN)/ruff check pm_notebook tests bench notebooks docs/conf.py
-	$(BIN)/ruff format --check pm_notebook tests bench notebooks docs/conf.py
+	$(BIN)/ruff check pm_notebook tests bench notebooks docs/conf.py conftest.py scripts
+	$(BIN)/ruff format --check pm_notebook tests bench notebooks docs/conf.py conftest.py scripts
 
 # The docs site (Sphinx + MyST-NB): warnings are errors.
 docs: install

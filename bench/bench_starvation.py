@@ -102,7 +102,7 @@ def main() -> None:
                 )
                 for _ in range(args.load)
             ]
-            while sb.stats()["held"].get(second.client_id, 0) < 8:
+            while sb.held()["statements"]["by_workgroup"].get(second.client_id, 0) < 8:
                 time.sleep(0.05)
             busy = _probe(sb, token, args.probes)
             still_held = sum(not f.done() for f in load)

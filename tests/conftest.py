@@ -6,9 +6,15 @@
   short ``token_lifetime``), all stopped at teardown.
 * ``sandbox_store`` (session): the same deterministic data built in-process (unsealed DuckDB per
   workgroup), for computing expected values: ``sandbox_store.database(client_id)``.
+* ``interrupt_when_held`` (function): ``with interrupt_when_held(sb): ...`` sends the main thread a Ctrl-C as
+  soon as *sb* holds a statement (see :meth:`Sandbox.hold_statements`), however long that takes: the Ctrl-C
+  always lands while the query runs on the server, never before it was sent nor after it finished.
 """
 
 from __future__ import annotations
+
+import contextlib
+import threading
 
 import pytest
 
@@ -40,6 +46,42 @@ def _clear_sandbox_faults(request: pytest.FixtureRequest):
     yield
     if "sandbox" in request.fixturenames:
         request.getfixturevalue("sandbox").clear_faults()
+
+
+@pytest.fixture
+def interrupt_when_held():
+    """A context manager: Ctrl-C the main thread once the sandbox holds *count* statements (or requests).
+
+    ``how="signal"`` sends SIGINT (a terminal's Ctrl-C); ``how="interrupt_main"`` is what a Jupyter kernel
+    interrupt does. The waiting thread gives up after 60 s (a hang guard) and then sends nothing.
+    """
+
+    @contextlib.contextmanager
+    def interrupt(sb, *, how: str = "signal", requests: bool = False, count: int = 1):
+        import _thread
+        import signal
+
+        main = threading.main_thread().ident
+        stop = threading.Event()
+
+        def run() -> None:
+            with contextlib.suppress(Exception):  # the test's own verdict reports what went wrong
+                sb.wait_held(count, requests=requests)
+                if not stop.is_set():
+                    if how == "signal":
+                        signal.pthread_kill(main, signal.SIGINT)
+                    else:
+                        _thread.interrupt_main()
+
+        thread = threading.Thread(target=run, name="interrupt-when-held", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(70)
+
+    return interrupt
 
 
 @pytest.fixture

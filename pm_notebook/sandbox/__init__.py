@@ -168,6 +168,7 @@ class Sandbox:
         delay: float = 0.0,
         drop: bool = False,
         drop_after_bytes: int | None = None,
+        hold: bool = False,
     ) -> None:
         """Make the next *times* requests whose path starts with *path_prefix* (either port) misbehave.
 
@@ -177,6 +178,8 @@ class Sandbox:
         :param delay: wait this many seconds first.
         :param drop: close the connection without answering.
         :param drop_after_bytes: answer normally but drop the connection after this many body bytes.
+        :param hold: first keep the request waiting until :meth:`release` or :meth:`clear_faults` (a slow
+            answer by construction; :meth:`wait_held` tells when it has arrived).
         """
         self._admin(
             "POST",
@@ -189,25 +192,76 @@ class Sandbox:
                 "delay": delay,
                 "drop": drop,
                 "drop_after_bytes": drop_after_bytes,
+                "hold": hold,
             },
         )
 
+    def hold_statements(self, sql_contains: str, times: int = 1, *, client_id: str | None = None) -> None:
+        """Hold the next *times* SQL statements whose text contains *sql_contains* until they are interrupted.
+
+        A held statement is admitted like any other (a query slot, its time limit, cancellable) and then
+        waits inside the engine until its time limit or a cancel (Druid ``DELETE``, Avatica
+        ``closeStatement``/``closeConnection``) interrupts it, or :meth:`release` lets it run on: a
+        statement that runs until it is interrupted by construction, whatever the machine's speed.
+        """
+        self._admin("POST", "/holds", {"sql_contains": sql_contains, "times": times, "client_id": client_id})
+
+    def held(self) -> dict[str, Any]:
+        """What the holds hold: ``{"requests": n, "statements": {"armed", "held", "ended"}}``.
+
+        ``armed`` lists the statement holds still armed, ``held`` counts the statements waiting now and
+        ``ended`` counts the held ones that ended, by outcome (``cancelled``, ``timed_out``, ``released``,
+        ``failed``) since the last :meth:`clear_faults`.
+        """
+        return self._admin("GET", "/holds")
+
+    def wait_held(self, count: int = 1, *, requests: bool = False, timeout: float = 60.0) -> None:
+        """Wait until *count* statements (or, with *requests*, HTTP requests) are being held.
+
+        :raises SandboxError: not so after *timeout* seconds (a guard against hangs, not a measure).
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            now = self.held()
+            n = now["requests"] if requests else now["statements"]["held"]
+            if n >= count:
+                return
+            if time.monotonic() > deadline:
+                raise SandboxError(f"expected {count} held, found {n} after {timeout:g} s: {now}")
+            time.sleep(0.02)
+
+    def wait_ended(self, outcome: str, count: int = 1, *, timeout: float = 60.0) -> dict[str, Any]:
+        """Wait until no statement is held any more and *count* held ones ended with *outcome*.
+
+        :returns: the final :meth:`held` state.
+        :raises SandboxError: not so after *timeout* seconds (with the state found).
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            now = self.held()["statements"]
+            if now["held"] == 0 and now["ended"].get(outcome, 0) >= count:
+                return now
+            if time.monotonic() > deadline:
+                raise SandboxError(f"expected {count} held statements {outcome} after {timeout:g} s: {now}")
+            time.sleep(0.02)
+
+    def release(self) -> dict[str, int]:
+        """Let every held request and statement go on, and end the workgroup holds of :meth:`hold`;
+        returns ``{"requests": n, "statements": n}``."""
+        return self._admin("POST", "/release")
+
     def clear_faults(self) -> None:
-        """Disarm every fault."""
+        """Disarm every fault and hold, and release what they hold."""
         self._admin("DELETE", "/faults")
 
     def hold(self, client_id: str) -> None:
         """Hold every SQL statement of workgroup *client_id* (either SQL route) until :meth:`release`.
 
         A held statement has taken its workgroup's query slot and a worker thread and waits there (at most
-        until its time limit): a long-running query by construction. ``stats()["held"]`` counts the waiting
-        statements by workgroup.
+        until its time limit): a long-running query by construction. ``held()["statements"]["by_workgroup"]``
+        counts the waiting statements by workgroup.
         """
-        self._admin("POST", "/hold", {"client_id": client_id})
-
-    def release(self) -> None:
-        """Let every held statement go on (see :meth:`hold`)."""
-        self._admin("DELETE", "/hold")
+        self._admin("POST", "/holds", {"client_id": client_id, "times": None})
 
     def running(self) -> bool:
         """Whether the process is still alive."""

@@ -165,31 +165,35 @@ def _add_admin_routes(
         board.add(fault)
         return {"ok": True, "faults": board.pending()}
 
-    @app.post(ADMIN_PREFIX + "/hold", include_in_schema=False)
-    async def hold(request: Request) -> dict:
-        """Hold the SQL statements of one workgroup (``{"client_id": ...}``) until ``DELETE /hold``."""
-        check(request)
-        try:
-            spec = await request.json()
-        except ValueError:
-            spec = None
-        client_id = spec.get("client_id") if isinstance(spec, dict) else None
-        if not isinstance(client_id, str) or store.workgroup(client_id) is None:
-            raise SandboxHTTPError(400, {"error": "bad_hold", "message": 'send {"client_id": <a workgroup>}'})
-        board.holds.hold(client_id)
-        return {"ok": True}
-
-    @app.delete(ADMIN_PREFIX + "/hold", include_in_schema=False)
-    def release(request: Request) -> dict:
-        check(request)
-        board.holds.release()
-        return {"ok": True}
-
     @app.delete(ADMIN_PREFIX + "/faults", include_in_schema=False)
     def clear_faults(request: Request) -> dict:
         check(request)
         board.clear()
         return {"ok": True}
+
+    @app.post(ADMIN_PREFIX + "/holds", include_in_schema=False)
+    async def add_hold(request: Request) -> dict:
+        check(request)
+        if board.holds is None:
+            raise SandboxHTTPError(409, {"error": "no_sql_port", "message": "this sandbox serves no SQL"})
+        try:
+            spec = await request.json()
+            if not isinstance(spec, dict):
+                raise TypeError('send {"sql_contains": ..., "client_id": ..., "times": n or null}')
+            board.holds.arm(**spec)
+        except (ValueError, TypeError) as exc:
+            raise SandboxHTTPError(400, {"error": "bad_hold", "message": str(exc)}) from None
+        return {"ok": True, **board.held()}
+
+    @app.get(ADMIN_PREFIX + "/holds", include_in_schema=False)
+    def holds(request: Request) -> dict:
+        check(request)
+        return board.held()
+
+    @app.post(ADMIN_PREFIX + "/release", include_in_schema=False)
+    def release(request: Request) -> dict:
+        check(request)
+        return board.release()
 
     @app.get(ADMIN_PREFIX + "/workgroups", include_in_schema=False)
     def workgroups(request: Request) -> list[dict]:

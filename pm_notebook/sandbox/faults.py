@@ -3,10 +3,15 @@
 A fault matches the next ``times`` requests whose path starts with its prefix and then answers with a
 status (optionally with ``Retry-After``), waits ``delay`` seconds first (at most :data:`MAX_DELAY`), or
 drops the connection without answering. ``status=None`` with a delay gives a slow but otherwise normal
-answer. A *hold* (:class:`Holds`) makes one workgroup's SQL statements slow by construction: each one
-waits, holding its query slot and worker thread, until the hold is released (or its time limit comes).
-``drop_after_bytes=N`` lets the normal answer start, then drops the connection once N bytes of its body
-went out (a connection lost mid-answer: the client sees a truncated body).
+answer. ``drop_after_bytes=N`` lets the normal answer start, then drops the connection once N bytes of its
+body went out (a connection lost mid-answer: the client sees a truncated body). ``hold=True`` keeps the
+request waiting until :meth:`FaultBoard.release` (or :meth:`FaultBoard.clear`), however long that is, before
+the rest of the fault applies: a slow answer by construction, not by a guessed delay.
+
+The board also carries the SQL engine's statement holds (``holds``, a
+:class:`~pm_notebook.sandbox.sql.engine.StatementHolds`: the next statements matching a text or a
+workgroup wait until interrupted or released): released and disarmed with the faults, and reported in
+:meth:`FaultBoard.stats`.
 
 Dropping needs the socket, which ASGI hides; :func:`tracking_protocol` is a uvicorn (httptools) protocol that
 records each connection's transport under its peer address so the middleware can abort it. It also
@@ -22,25 +27,19 @@ import json
 import math
 import socket
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .limits import MAX_HEAD_BYTES, head_too_large
 
-__all__ = [
-    "ADMIN_PREFIX",
-    "MAX_DELAY",
-    "Fault",
-    "FaultBoard",
-    "FaultMiddleware",
-    "Holds",
-    "tracking_protocol",
-]
+if TYPE_CHECKING:  # pragma: no cover
+    from .sql.engine import StatementHolds
+
+__all__ = ["ADMIN_PREFIX", "MAX_DELAY", "Fault", "FaultBoard", "FaultMiddleware", "tracking_protocol"]
 
 ADMIN_PREFIX = "/_sandbox"
 #: the longest delay a fault may ask for, seconds: longer is a hang, not a fault
@@ -60,6 +59,7 @@ class Fault:
     delay: float = 0.0
     drop: bool = False
     drop_after_bytes: int | None = None
+    hold: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.path_prefix, str) or not self.path_prefix.startswith("/"):
@@ -77,6 +77,8 @@ class Fault:
             raise ValueError(f"drop_after_bytes must be a whole number >= 0 (got {self.drop_after_bytes!r})")
         if not isinstance(self.drop, bool):
             raise ValueError(f"drop must be true or false (got {self.drop!r})")
+        if not isinstance(self.hold, bool):
+            raise ValueError(f"hold must be true or false (got {self.hold!r})")
 
 
 def _is_int(value: Any) -> bool:
@@ -91,60 +93,22 @@ def _check_seconds(name: str, value: Any, limit: float = MAX_DELAY) -> None:
         raise ValueError(f"{name} must be from 0 to {limit:g} seconds (got {value!r})")
 
 
-class Holds:
-    """Workgroups whose SQL statements are held: each waits in :meth:`wait` until :meth:`release`.
-
-    The SQL engine calls :meth:`wait` once a statement holds its workgroup's query slot (and a worker
-    thread), so a held statement is a long-running query by construction. A statement never waits past
-    its own time limit, and :meth:`release` with no argument (also called on shutdown) frees them all.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._held: set[str] = set()
-        self._waiting: Counter[str] = Counter()
-
-    def hold(self, client_id: str) -> None:
-        """Hold the statements of workgroup *client_id* from now on."""
-        with self._cond:
-            self._held.add(client_id)
-
-    def release(self, client_id: str | None = None) -> None:
-        """Let the held statements of *client_id* (default: of every workgroup) go on."""
-        with self._cond:
-            if client_id is None:
-                self._held.clear()
-            else:
-                self._held.discard(client_id)
-            self._cond.notify_all()
-
-    def wait(self, client_id: str, deadline: float) -> None:
-        """Block while *client_id* is held, at most until *deadline* (``time.monotonic()`` seconds)."""
-        with self._cond:
-            if client_id not in self._held:
-                return
-            self._waiting[client_id] += 1
-            try:
-                while client_id in self._held and (left := deadline - time.monotonic()) > 0:
-                    self._cond.wait(left)
-            finally:
-                self._waiting[client_id] -= 1
-
-    def waiting(self) -> dict[str, int]:
-        """Statements waiting right now, by workgroup."""
-        with self._cond:
-            return {k: v for k, v in self._waiting.items() if v}
-
-
 class FaultBoard:
     """Thread-safe store of armed faults and of per-endpoint request counts."""
 
-    def __init__(self, extra_stats: Callable[[], dict[str, Any]] | None = None) -> None:
-        self.holds = Holds()
+    def __init__(
+        self,
+        extra_stats: Callable[[], dict[str, Any]] | None = None,
+        *,
+        holds: StatementHolds | None = None,
+    ) -> None:
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
         self._requests: Counter[str] = Counter()
         self._extra_stats = extra_stats
+        self._held: list[threading.Event] = []  # one per request kept waiting by a ``hold`` fault
+        #: the SQL engine's statement holds (None when the board serves no SQL port)
+        self.holds = holds
 
     def add(self, fault: Fault) -> None:
         """Arm *fault* (faults are matched in the order they were armed)."""
@@ -152,9 +116,41 @@ class FaultBoard:
             self._faults.append(fault)
 
     def clear(self) -> None:
-        """Disarm every fault."""
+        """Disarm every fault and statement hold, and release what they hold."""
         with self._lock:
             self._faults.clear()
+        if self.holds is not None:
+            self.holds.clear()
+        self.release()
+
+    def hold_request(self) -> threading.Event:
+        """Register a request kept waiting by a ``hold`` fault; it goes on once the event is set."""
+        event = threading.Event()
+        with self._lock:
+            self._held.append(event)
+        return event
+
+    def unhold_request(self, event: threading.Event) -> None:
+        """Forget a held request (released, or its client left)."""
+        with self._lock:
+            if event in self._held:
+                self._held.remove(event)
+
+    def release(self) -> dict[str, int]:
+        """Let every held request and held statement go on; ``{"requests": n, "statements": n}``."""
+        with self._lock:
+            held, self._held = self._held, []
+        for event in held:
+            event.set()
+        statements = self.holds.release() if self.holds is not None else 0
+        return {"requests": len(held), "statements": statements}
+
+    def held(self) -> dict[str, Any]:
+        """``{"requests": n held now, "statements": the statement holds' state (armed, held, ended)}``."""
+        with self._lock:
+            requests = len(self._held)
+        statements = self.holds.state() if self.holds is not None else {"armed": [], "held": 0, "ended": {}}
+        return {"requests": requests, "statements": statements}
 
     def pending(self) -> list[dict[str, Any]]:
         """The armed faults, as plain dicts."""
@@ -184,7 +180,7 @@ class FaultBoard:
         if self._extra_stats:
             out.update(self._extra_stats())
         out["faults"] = self.pending()
-        out["held"] = self.holds.waiting()
+        out["held"] = self.held()
         return out
 
     def reset_stats(self) -> None:
@@ -289,6 +285,13 @@ class FaultMiddleware:
         if fault is None:
             await self.app(scope, receive, send)
             return
+        if fault.hold:
+            released = self.board.hold_request()
+            try:
+                while not released.is_set():  # the admin route that releases it runs in another thread
+                    await asyncio.sleep(0.01)
+            finally:
+                self.board.unhold_request(released)
         if fault.delay:
             await asyncio.sleep(fault.delay)
         if fault.drop:

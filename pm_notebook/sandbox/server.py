@@ -153,7 +153,10 @@ async def _serve(
         access_lifetime=args.token_lifetime,
         refresh_lifetime=args.refresh_lifetime,
     )
-    board = FaultBoard(extra_stats=lambda: {"tokens_issued": idp.tokens_issued})
+    sql_port_app = create_sql_app(store, options=sql_options_from_args(args))
+    board = FaultBoard(
+        extra_stats=lambda: {"tokens_issued": idp.tokens_issued}, holds=sql_port_app.state.sql_engine.holds
+    )
     connections = _Connections()
     protocol = tracking_protocol(connections)
     # The admin routes serve every secret and the fault switches: never open. Without a key from the
@@ -162,9 +165,7 @@ async def _serve(
     main_app = FaultMiddleware(
         create_app(store, idp, board, sql_port=sql_port, admin_key=admin_key), board, connections
     )
-    sql_app = FaultMiddleware(
-        create_sql_app(store, options=sql_options_from_args(args), hold=board.holds.wait), board, connections
-    )
+    sql_app = FaultMiddleware(sql_port_app, board, connections)
     servers = [
         _Server(
             uvicorn.Config(app, http=protocol, lifespan="off", log_config=None, timeout_graceful_shutdown=2)
@@ -206,7 +207,7 @@ async def _serve(
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=0.5)
     finally:
-        board.holds.release()  # a held statement must not keep a worker thread through shutdown
+        board.clear()  # a held statement or request must not keep a worker thread through shutdown
         for s in servers:
             s.should_exit = True
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -179,7 +179,7 @@ def chromium_browser() -> Iterator[object]:
 def page(chromium_browser, request) -> Iterator[object]:
     """A fresh browser page (clipboard allowed) with a :class:`Shots` helper as ``page.shots``."""
     context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(30_000)
+    context.set_default_timeout(60_000)  # a hang guard on a loaded machine
     page = context.new_page()
     page.shots = Shots(page, ARTIFACTS / request.node.name)
     try:

@@ -30,7 +30,7 @@ def lab(sandbox, tmp_path_factory):
     server.stop()
 
 
-def save(page, path, needle: str, timeout: float = 30) -> str:
+def save(page, path, needle: str, timeout: float = 60) -> str:
     """Save the notebook (File > Save Notebook); wait until the file contains *needle*; return its text."""
     page.locator(".lm-MenuBar-itemLabel", has_text="File").click()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Save Notebook$")).click()
@@ -94,7 +94,7 @@ def test_connect_browse_preview_insert_save(lab, page, sandbox, sandbox_store):
     assert_no_secrets(text, demo.client_secret)
     form.locator("button", has_text="Connect").click()
     status = form.locator(".pm-status")
-    expect(status).to_contain_text(f"Connected to workgroup '{demo.name}'", timeout=30_000)
+    expect(status).to_contain_text(f"Connected to workgroup '{demo.name}'", timeout=60_000)
     expect(status).to_contain_text(re.compile(r"token valid until .* s left"))
     expect(secret).to_have_value("")
     expect(secret).to_have_attribute("placeholder", re.compile("kept in the kernel only"))
@@ -104,10 +104,10 @@ def test_connect_browse_preview_insert_save(lab, page, sandbox, sandbox_store):
     run_cell(page, 1)
     browser = page.locator(".pm-browser")
     projects, tables = browser.locator("select").nth(0), browser.locator("select").nth(1)
-    expect(projects.locator("option")).to_have_count(len(demo.project_ids), timeout=30_000)
+    expect(projects.locator("option")).to_have_count(len(demo.project_ids), timeout=60_000)
     shot("projects")
     projects.select_option(label=f"{project.name} \u2014 {project.id}")
-    expect(tables.locator("option")).to_have_count(len(project.tables), timeout=30_000)
+    expect(tables.locator("option")).to_have_count(len(project.tables), timeout=60_000)
     shot("tables")
 
     # 4. the cases table: columns with Druid types, then the preview with the row count
@@ -156,5 +156,5 @@ def test_notebook7_renders_the_widgets(lab, page, sandbox):
     )
     run_cell(page, 1)
     # the browser renders; with no connection yet it says so in plain words
-    expect(page.locator(".pm-browser .pm-status")).to_contain_text("No connection to browse", timeout=30_000)
+    expect(page.locator(".pm-browser .pm-status")).to_contain_text("No connection to browse", timeout=60_000)
     page.shots("notebook7")

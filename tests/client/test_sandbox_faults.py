@@ -69,7 +69,7 @@ def test_token_request_never_re_posted(sandbox, connect_to, counts) -> None:
 def test_read_timeout(sandbox, connect_to) -> None:
     conn = connect_to(sandbox, retries=0, timeout=(5.0, 1.5))
     conn.rest.project_ids()
-    sandbox.fault("/pub/projects", status=None, delay=3.0, times=1)
+    sandbox.fault("/pub/projects", status=None, hold=True)  # no answer until released, however long
     with pytest.raises(RequestTimeout) as info:
         conn.rest.project_ids()
     assert "/pub/projects" in str(info.value) and "within 1.5 s" in str(info.value)

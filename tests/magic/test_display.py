@@ -80,14 +80,17 @@ def test_progress_line_appears_only_after_delay_and_clears():
         with lock:
             shown.append(text)
 
-    fast = ProgressLine(show, delay=10)
+    fast = ProgressLine(show, delay=3600)  # stopped long before its delay, whatever the speed
     fast.rows(5)
     fast.stop()
     assert shown == []
 
     slow = ProgressLine(show, delay=0.0, interval=0.02)
     slow.rows(1234)
-    time.sleep(0.1)
+    deadline = time.monotonic() + 60  # the ticker shows it at once; the deadline only guards against a hang
+    while not any("1,234 rows fetched" in s for s in list(shown)):
+        assert time.monotonic() < deadline, shown
+        time.sleep(0.01)
     slow.stop()
     assert any("1,234 rows fetched" in s and s.startswith("Running… ") for s in shown)
     assert shown[-1] == ""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import _thread
 import threading
 import time
 
@@ -341,31 +340,45 @@ def test_secret_never_shown(bare_shell, sandbox, monkeypatch, capsys):
 
 # --- progress and interrupt ------------------------------------------------------------------------------
 def test_progress_line_for_slow_query_then_cleared(pshell, sandbox):
+    """The query is held on the server until the progress line has been shown, then released."""
     pshell.run_cell("%config PmSql.progress_delay = 0.1")
-    sandbox.fault("/druid/v2/sql", status=None, delay=1.0)
-    pshell.run_cell("%%pmsql --transport druid -o r --no-display\nSELECT caseid FROM {cases} LIMIT 5")
+    sandbox.hold_statements("AS held_caseid")
+
+    def release_once_shown() -> None:
+        sandbox.wait_held()
+        deadline = time.monotonic() + 60  # a hang guard: the line shows after 0.1 s of running
+        while not any(o["transient"] and o["data"]["text/plain"] for o in list(pshell.displayed)):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        sandbox.release()
+
+    releaser = threading.Thread(target=release_once_shown, daemon=True)
+    releaser.start()
+    pshell.run_cell(
+        "%%pmsql --transport druid -o r --no-display\nSELECT caseid AS held_caseid FROM {cases} LIMIT 5"
+    )
+    releaser.join(90)
     updates = [o for o in pshell.displayed if o["transient"]]
     texts = [o["data"]["text/plain"] for o in updates]
     assert any(t.startswith("Running… ") and "rows fetched" in t for t in texts)
     assert texts[-1] == "" and updates[-1]["update"]
     assert len({o["transient"]["display_id"] for o in updates}) == 1
     assert len(pshell.user_ns["r"]) == 5
+    assert sandbox.held()["statements"]["ended"] == {"released": 1}
 
 
 @pytest.mark.parametrize("transport", ["druid", "avatica", pytest.param("jdbc", marks=pytest.mark.jdbc)])
-def test_interrupt_cancels_the_query_on_the_server(pshell, sandbox, transport):
-    sandbox.fault("/druid/v2/sql", status=None, delay=8.0, times=1)
+def test_interrupt_cancels_the_query_on_the_server(pshell, sandbox, interrupt_when_held, transport):
+    sandbox.hold_statements("AS held")  # runs on the server until the interrupt cancels it
     sandbox.reset_stats()
-    # what a kernel interrupt does: SIGINT trips Python's handler, the main thread raises KeyboardInterrupt
-    timer = threading.Timer(0.7, _thread.interrupt_main)
-    started = time.monotonic()
-    timer.start()
-    try:
-        with pytest.raises(UsageError, match="Query cancelled"):
-            pshell.run_cell(f"%%pmsql --transport {transport}\nSELECT COUNT(*) FROM {{cases}}")
-    finally:
-        timer.cancel()
-    assert time.monotonic() - started < 6.0
+    # what a kernel interrupt does: the main thread raises KeyboardInterrupt (sent once the server holds it)
+    with (
+        interrupt_when_held(sandbox, how="interrupt_main"),
+        pytest.raises(UsageError, match="Query cancelled"),
+    ):
+        pshell.run_cell(f"%%pmsql --transport {transport}\nSELECT COUNT(*) AS held FROM {{cases}}")
+    assert sandbox.wait_ended("cancelled")["ended"] == {"cancelled": 1}  # the cancel reached the server
     requests = sandbox.stats()["requests"]
     if transport == "druid":
         assert any(k.startswith("DELETE /druid/v2/sql/") for k in requests), requests

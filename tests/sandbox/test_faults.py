@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -17,7 +18,7 @@ def bearer(sandbox) -> dict[str, str]:
 
 
 def projects(sb, headers, **kw) -> requests.Response:
-    return requests.get(f"{sb.base_url}/pub/projects", headers=headers, timeout=kw.pop("timeout", 10), **kw)
+    return requests.get(f"{sb.base_url}/pub/projects", headers=headers, timeout=kw.pop("timeout", 60), **kw)
 
 
 def test_status_fault_with_retry_after_then_recovers(sandbox, bearer):
@@ -41,7 +42,7 @@ def test_fault_matches_only_its_prefix(sandbox, bearer):
     sandbox.fault("/pub/datasources", status=503)
     assert projects(sandbox, bearer).status_code == 200
     pid = sandbox.workgroups["demo"].project_ids[0]
-    r = requests.get(f"{sandbox.base_url}/pub/datasources/{pid}", headers=bearer, timeout=10)
+    r = requests.get(f"{sandbox.base_url}/pub/datasources/{pid}", headers=bearer, timeout=60)
     assert r.status_code == 503
 
 
@@ -50,10 +51,74 @@ def test_delay_fault_slows_then_answers_normally(sandbox, bearer):
     t0 = time.monotonic()
     r = projects(sandbox, bearer)
     assert r.status_code == 200
-    assert time.monotonic() - t0 >= 0.55
-    sandbox.fault("/pub/projects", status=None, delay=2.0)
+    assert (
+        time.monotonic() - t0 >= 0.55
+    )  # a lower bound: the delay never ends early, however fast the machine
+
+
+def test_hold_fault_keeps_the_request_until_released(sandbox, bearer):
+    sandbox.fault("/pub/projects", status=None, hold=True)
+    box: dict = {}
+    thread = threading.Thread(target=lambda: box.setdefault("r", projects(sandbox, bearer, timeout=120)))
+    thread.start()
+    sandbox.wait_held(requests=True)
+    assert thread.is_alive() and "r" not in box  # held: no answer until released, however long that is
+    assert sandbox.release() == {"requests": 1, "statements": 0}
+    thread.join(90)
+    assert box["r"].status_code == 200
+    assert sandbox.held()["requests"] == 0
+
+
+def test_a_held_request_outlasts_the_client_timeout(sandbox, bearer):
+    sandbox.fault("/pub/projects", status=None, hold=True)
     with pytest.raises(requests.Timeout):
         projects(sandbox, bearer, timeout=0.5)
+
+
+def test_hold_then_status(sandbox, bearer):
+    sandbox.fault("/pub/projects", status=503, hold=True)
+    box: dict = {}
+    thread = threading.Thread(target=lambda: box.setdefault("r", projects(sandbox, bearer, timeout=120)))
+    thread.start()
+    sandbox.wait_held(requests=True)
+    sandbox.clear_faults()  # releases too
+    thread.join(90)
+    assert box["r"].status_code == 503
+
+
+def test_held_statements_wait_until_cancelled_released_or_timed_out(sandbox):
+    demo = sandbox.workgroups["demo"]
+    url, auth = f"{sandbox.sql_url}/druid/v2/sql/", (demo.client_id, demo.client_secret)
+    sandbox.hold_statements("AS held", times=2)
+    assert sandbox.held()["statements"]["armed"] == [{"sql_contains": "AS held", "times": 2}]
+    assert requests.post(url, json={"query": "SELECT 1 AS free"}, auth=auth, timeout=60).json() == [
+        {"free": 1}
+    ]
+    box: dict = {}
+    query = {"query": "SELECT 1 AS held", "context": {"sqlQueryId": "held-1"}}
+    thread = threading.Thread(
+        target=lambda: box.setdefault("r", requests.post(url, json=query, auth=auth, timeout=120))
+    )
+    thread.start()
+    sandbox.wait_held()
+    assert sandbox.release() == {"requests": 0, "statements": 1}
+    thread.join(90)
+    assert box["r"].json() == [{"held": 1}]
+    r = requests.post(url, json={**query, "context": {"timeout": 100}}, auth=auth, timeout=60)
+    assert r.status_code == 504 and r.json()["category"] == "TIMEOUT"
+    held = sandbox.held()["statements"]
+    assert held == {"armed": [], "held": 0, "ended": {"released": 1, "timed_out": 1}}
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [{"sql_contains": ""}, {"sql_contains": "x", "times": 0}, {"sql_contains": 3}, {"colour": "red"}],
+)
+def test_bad_hold_specs_are_refused_clearly(sandbox, spec):
+    from pm_notebook.sandbox import SandboxError
+
+    with pytest.raises(SandboxError, match="400"):
+        sandbox._admin("POST", "/holds", spec)
 
 
 def test_drop_fault_closes_the_connection_without_answer(sandbox, bearer):
@@ -84,7 +149,7 @@ def test_drop_after_bytes_on_a_streamed_sql_answer(sandbox):
 
 def test_faults_apply_on_the_sql_port(sandbox):
     sandbox.fault("/druid/v2/sql", status=503, retry_after=1)
-    r = requests.post(f"{sandbox.sql_url}/druid/v2/sql", json={"query": "SELECT 1"}, timeout=10)
+    r = requests.post(f"{sandbox.sql_url}/druid/v2/sql", json={"query": "SELECT 1"}, timeout=60)
     assert r.status_code == 503
     assert r.headers["retry-after"] == "1"
 
@@ -107,7 +172,7 @@ def test_request_counters_per_endpoint_and_reset(sandbox, bearer):
     sandbox.reset_stats()
     for _ in range(3):
         projects(sandbox, bearer)
-    requests.post(f"{sandbox.sql_url}/druid/v2/sql", json={"query": "SELECT 1"}, timeout=10)
+    requests.post(f"{sandbox.sql_url}/druid/v2/sql", json={"query": "SELECT 1"}, timeout=60)
     stats = sandbox.stats()
     assert stats["requests"]["GET /pub/projects"] == 3
     assert stats["requests"]["POST /druid/v2/sql"] == 1

@@ -27,7 +27,7 @@ def get(sb, path: str, token: str | None, **kw) -> requests.Response:
     headers = {"accept": "application/json"}
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
-    return requests.get(f"{sb.base_url}/pub{path}", headers=headers, timeout=10, **kw)
+    return requests.get(f"{sb.base_url}/pub{path}", headers=headers, timeout=60, **kw)
 
 
 LICENSED = ("demo", "second")
@@ -180,7 +180,7 @@ def _assert_401(r: requests.Response) -> None:
 
 def test_missing_token_is_401_with_challenge(sandbox):
     _assert_401(get(sandbox, "/projects", None))
-    r = requests.get(f"{sandbox.base_url}/pub/projects", headers={"Authorization": "Basic abc"}, timeout=10)
+    r = requests.get(f"{sandbox.base_url}/pub/projects", headers={"Authorization": "Basic abc"}, timeout=60)
     _assert_401(r)
 
 
@@ -210,7 +210,7 @@ def test_unknown_route_is_json_404(sandbox, tokens):
 
 
 def test_openapi_document_is_served(sandbox):
-    r = requests.get(f"{sandbox.base_url}/pub/openapi.json", timeout=10)
+    r = requests.get(f"{sandbox.base_url}/pub/openapi.json", timeout=60)
     assert r.status_code == 200
     doc = r.json()
     assert doc["openapi"].startswith("3.")
@@ -223,7 +223,7 @@ def test_openapi_document_is_served(sandbox):
     ):
         assert path in paths
     assert not any(p.startswith("/_sandbox") or p.startswith("/realms") for p in paths)
-    assert requests.get(f"{sandbox.base_url}/pub/docs", timeout=10).status_code == 200
+    assert requests.get(f"{sandbox.base_url}/pub/docs", timeout=60).status_code == 200
 
 
 def test_no_secret_in_any_public_answer(sandbox, tokens):
@@ -235,6 +235,6 @@ def test_no_secret_in_any_public_answer(sandbox, tokens):
 
 
 def test_admin_routes_need_the_admin_key(sandbox):
-    r = requests.get(f"{sandbox.base_url}/_sandbox/workgroups", timeout=10)
+    r = requests.get(f"{sandbox.base_url}/_sandbox/workgroups", timeout=60)
     assert r.status_code == 403
     assert "client_secret" not in r.text

@@ -129,7 +129,7 @@ def sql_server(small_store):
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # a hang guard
         while not server.started:
             if time.monotonic() > deadline:
                 raise RuntimeError("SQL test server did not start")
@@ -141,4 +141,4 @@ def sql_server(small_store):
     yield factory
     for server, thread in servers:
         server.should_exit = True
-        thread.join(timeout=10)
+        thread.join(timeout=60)

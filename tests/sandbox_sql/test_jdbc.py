@@ -300,13 +300,14 @@ def test_expired_connection_without_reconnection_reports_error_1(jvm, sql_server
 
 def test_query_timeout_and_row_cap(jvm, sql_server):
     server = sql_server(query_timeout=0.3, max_rows=50)
+    server.app.state.sql_engine.holds.arm("AS held")  # runs until the time limit interrupts it
     wg = server.store.by_key("demo")
     pid = wg.projects[0].id
     c = _connect(server.jdbc_url, wg.id, wg.secret)
     try:
         st = c.jconn.createStatement()
         with pytest.raises(jvm.JException) as info:
-            st.executeQuery(f'SELECT COUNT(*) FROM "{pid}_vertex" a, "{pid}_vertex" b, "{pid}_vertex" c')
+            st.executeQuery(f'SELECT COUNT(*) AS held FROM "{pid}_vertex"')
         assert "Query timeout" in str(info.value)
         with pytest.raises(jvm.JException) as info:
             st.executeQuery(f'SELECT caseid FROM "{pid}_vertex"')

@@ -53,8 +53,10 @@ def test_a_cli_sandbox_without_an_admin_key_makes_one_and_keys_every_admin_route
             ("DELETE", "/_sandbox/stats", None),
             ("POST", "/_sandbox/faults", {"path_prefix": "/pub", "status": 500, "times": 1000}),
             ("DELETE", "/_sandbox/faults", None),
-            ("POST", "/_sandbox/hold", {"client_id": values["PM_CLIENT_ID"]}),
-            ("DELETE", "/_sandbox/hold", None),
+            ("POST", "/_sandbox/holds", {"client_id": values["PM_CLIENT_ID"], "times": None}),
+            ("GET", "/_sandbox/holds", None),
+            ("POST", "/_sandbox/release", None),
+            ("GET", "/_sandbox/tokens", None),
         ]
         for method, path, body in routes:
             for headers in (
@@ -123,9 +125,9 @@ def test_no_switch_defeats_shutdown(sandbox_factory, tally):
     for t in threads:
         t.start()
     deadline = time.monotonic() + 60
-    while sb.stats()["held"].get(second.client_id, 0) < 1 or not sb.stats()["requests"].get(
-        "GET /pub/version"
-    ):
+    while sb.held()["statements"]["by_workgroup"].get(second.client_id, 0) < 1 or not sb.stats()[
+        "requests"
+    ].get("GET /pub/version"):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert sb.stop(timeout=30) == 0  # SIGTERM was enough: no SIGKILL needed

@@ -26,7 +26,7 @@ SLOTS = 8  # SqlOptions.max_concurrent_queries
 
 def _wait_held(sandbox, client_id: str, n: int) -> None:
     deadline = time.monotonic() + 60
-    while sandbox.stats()["held"].get(client_id, 0) < n:
+    while sandbox.held()["statements"]["by_workgroup"].get(client_id, 0) < n:
         assert time.monotonic() < deadline, f"fewer than {n} statements of {client_id} got held"
         time.sleep(0.05)
 
@@ -64,7 +64,7 @@ def test_sixty_held_queries_of_one_workgroup_do_not_delay_another(sandbox, tally
         conn.call("closeConnection")
         tally.record(CLASS, "accepted")
         assert not any(f.done() for f in futures)  # second's were held all along
-        assert sandbox.stats()["held"][second.client_id] == SLOTS
+        assert sandbox.held()["statements"]["by_workgroup"][second.client_id] == SLOTS
     finally:
         sandbox.release()
     answers = [f.result(timeout=120) for f in futures]

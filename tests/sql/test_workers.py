@@ -11,7 +11,7 @@ from pm_notebook.sql import Pending, run_interruptible
 from pm_notebook.sql._workers import _Workers
 
 
-def _wait_until(predicate, timeout: float = 10.0) -> bool:
+def _wait_until(predicate, timeout: float = 60.0) -> bool:  # a hang guard, not a measure
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -26,7 +26,7 @@ def test_consecutive_calls_reuse_one_thread() -> None:
     for _ in range(50):
         done = threading.Event()
         pool.run(lambda done=done: (threads.add(threading.get_ident()), done.set()))
-        assert done.wait(5)
+        assert done.wait(60)
         assert _wait_until(lambda: len(pool._idle) == 1)  # back in the pool once its call is over
     assert len(threads) == 1
     assert threading.get_ident() not in threads  # off the calling thread
@@ -35,7 +35,7 @@ def test_consecutive_calls_reuse_one_thread() -> None:
 
 def test_a_busy_worker_is_not_given_the_next_call() -> None:
     release = threading.Event()
-    stuck = Pending(lambda: (release.wait(10), threading.get_ident())[1])  # e.g. a call Ctrl-C gave up on
+    stuck = Pending(lambda: (release.wait(60), threading.get_ident())[1])  # e.g. a call Ctrl-C gave up on
     try:
         other = run_interruptible(threading.get_ident)  # does not wait for the stuck call
     finally:
@@ -59,7 +59,7 @@ def test_idle_workers_end_and_run_their_exit_hooks() -> None:
     ran: list[int] = []
     done = threading.Event()
     pool.run(lambda: (ran.append(threading.get_ident()), done.set()))
-    assert done.wait(5)
+    assert done.wait(60)
     assert _wait_until(lambda: ended == ran)  # idle for 0.2 s: it ends and runs the hook on its own thread
     assert not any(t.ident == ran[0] for t in threading.enumerate())
 
@@ -74,12 +74,12 @@ def test_workers_beyond_keep_end_when_their_call_is_over() -> None:
 
     def call() -> None:
         ran.append(threading.get_ident())
-        started.wait(5)
-        release.wait(5)
+        started.wait(60)
+        release.wait(60)
 
     pool.run(call)
     pool.run(call)  # the first worker is busy: a second one starts
-    started.wait(5)
+    started.wait(60)
     release.set()
     assert _wait_until(lambda: len(ended) == 1)  # one stays for the next call, the other ends
     assert len(set(ran)) == 2 and ended[0] in ran
@@ -88,7 +88,7 @@ def test_workers_beyond_keep_end_when_their_call_is_over() -> None:
     again: list[int] = []
     done = threading.Event()
     pool.run(lambda: (again.append(threading.get_ident()), done.set()))
-    assert done.wait(5) and again == [kept]
+    assert done.wait(60) and again == [kept]
 
 
 @pytest.mark.jdbc

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from IPython.lib.pretty import pretty
 
@@ -89,14 +91,21 @@ def test_filter_narrows_projects_and_keeps_the_selection(browser, demo):
 def test_clicks_load_in_background_and_the_newest_wins(browser, sandbox, sandbox_store, demo):
     browser.refresh()
     slow, fast = demo.project_ids
-    sandbox.fault(f"/pub/datasources/{slow}", status=200, delay=1.5)  # answers, but late
+    sandbox.fault(f"/pub/datasources/{slow}", status=None, hold=True)  # answers only once released
     browser.project_list.value = slow  # a click
+    sandbox.wait_held(requests=True)  # its request is at the server, held there
     browser.project_list.value = fast  # a second click before the first answered
-    assert browser.wait(30)
+    want = expected_tables(sandbox_store, demo, fast)
+    deadline = time.monotonic() + 60  # a hang guard
+    while [t.name for t in browser.tables] != want:
+        assert time.monotonic() < deadline, browser.status_text
+        time.sleep(0.02)
+    assert sandbox.release()["requests"] == 1  # the first click's answer now comes, last
+    assert browser.wait(60)
     assert browser.selected_project.id == fast
-    assert [t.name for t in browser.tables] == expected_tables(sandbox_store, demo, fast)
+    assert [t.name for t in browser.tables] == want
     browser.table_list.value = f"{fast}_edge"
-    assert browser.wait(30)
+    assert browser.wait(60)
     assert browser.selected_table.name == f"{fast}_edge" and browser.row_count is not None
 
 

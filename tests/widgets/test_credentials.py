@@ -109,7 +109,7 @@ def test_unlicensed_workgroup_is_explained(form, sandbox):
 def test_connect_button_runs_in_background(form, sandbox, demo):
     fill(form, sandbox, demo)
     form.connect_button.click()
-    assert form.wait(30)
+    assert form.wait(60)
     assert form.connection is not None and get_current() is form.connection
     assert form.status.kind == "ok"
 
@@ -166,12 +166,14 @@ def test_countdown_updates_and_stops_on_close(sandbox, demo):
         return int(minutes) * 60 + int(seconds)
 
     before = seconds_left()
-    time.sleep(2.2)
-    assert seconds_left() < before
+    deadline = time.monotonic() + 60  # it ticks every second; the deadline only guards against a hang
+    while seconds_left() >= before:
+        assert time.monotonic() < deadline, "the countdown did not move"
+        time.sleep(0.05)
     assert any(t.name == "pm-credentials-countdown" for t in threading.enumerate())
     form.close()
     assert form.secret_input.comm is None and form.status.comm is None  # the parts are closed too
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 60
     while any(t.name == "pm-credentials-countdown" for t in threading.enumerate()):
         assert time.monotonic() < deadline, "countdown thread still running after close()"
         time.sleep(0.1)

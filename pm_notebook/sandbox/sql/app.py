@@ -152,16 +152,14 @@ def create_sql_app(
     store: object,
     *,
     options: SqlOptions | None = None,
-    hold: Callable[[str, float], None] | None = None,
 ) -> Starlette:
     """Build the SQL-port app over *store* (a ``pm_notebook.sandbox.data.store.Store``).
 
     :param options: limits (timeout, row cap, statements per connection, expiry, frame sizes, body size).
-    :param hold: the engine's test switch (see :class:`~.engine.SqlEngine`).
     The engine and the Avatica service are reachable as ``app.state.sql_engine`` and ``app.state.avatica``.
     """
     options = options or SqlOptions()
-    engine = SqlEngine(store, options, hold=hold)
+    engine = SqlEngine(store, options)
     avatica = AvaticaService(engine)
     running = druid_api.Running()
     budgets = _Budgets(options)

@@ -10,6 +10,11 @@ Dictionary-encoded string columns (DuckDB ``ENUM``, see :mod:`pm_notebook.sandbo
 implementation detail: anything typed ``ENUM`` — a column, ``MAX(col)``, ``CASE``... — is reported as
 VARCHAR (result columns, INFORMATION_SCHEMA, the catalogue the dialect sees, error messages) and
 returned as plain Arrow strings.
+
+:class:`StatementHolds` is the sandbox's "slow statement" switch: a statement matching an armed hold waits
+inside DuckDB (in a Python function that blocks without using CPU) until its time limit or a cancel
+interrupts it, or the hold is released. Tests use it to make a statement run until it is interrupted by
+construction, whatever the machine's speed.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ import itertools
 import logging
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -32,7 +38,7 @@ from .access import META_SCHEMA, Catalog
 from .dialect import Translated, duckdb_to_druid, from_duckdb, translate
 from .errors import SqlError
 
-__all__ = ["Column", "QueryResult", "ResultStream", "SqlEngine", "SqlOptions"]
+__all__ = ["Column", "Deadline", "QueryResult", "ResultStream", "SqlEngine", "SqlOptions", "StatementHolds"]
 
 log = logging.getLogger(__name__)
 
@@ -124,18 +130,12 @@ class SqlEngine:
     """Druid SQL over the store's per-workgroup DuckDB databases (thread-safe)."""
 
     def __init__(
-        self,
-        store: object,
-        options: SqlOptions | None = None,
-        *,
-        hold: Callable[[str, float], None] | None = None,
+        self, store: object, options: SqlOptions | None = None, *, holds: StatementHolds | None = None
     ) -> None:
-        """:param hold: a test switch, ``hold(client_id, deadline)``: called once a statement holds its
-        workgroup's query slot and may block (at most until *deadline*, a ``time.monotonic()``) to make the
-        statement slow by construction."""
         self.store = store
         self.options = options or SqlOptions()
-        self._hold = hold
+        #: the hold switch (see :class:`StatementHolds`): armed by tests, through the sandbox's admin API
+        self.holds = holds if holds is not None else StatementHolds()
         self._workgroups: dict[str, _Workgroup] = {}
         self._lock = threading.Lock()
 
@@ -155,6 +155,7 @@ class SqlEngine:
             if wg is None:
                 db = self._database(client_id)
                 _install_metadata(db)
+                _install_hold_function(db)
                 wg = _Workgroup(
                     catalog=_read_catalog(db),
                     gate=threading.BoundedSemaphore(self.options.max_concurrent_queries),
@@ -292,8 +293,6 @@ class SqlEngine:
             raise SqlError("Too many queries are running for this workgroup; try again shortly.", "capacity")
         try:
             translated = self.translate(client_id, sql, context)
-            if self._hold is not None:
-                self._hold(client_id, started + limit)
             if time.monotonic() - started >= limit:
                 raise _timed_out(limit)
         except BaseException:
@@ -340,6 +339,7 @@ class SqlEngine:
                 on_open(running.cancel)
             if running.cancelled:
                 raise _cancelled()
+            self.holds.apply(sql, running, client_id)
             bound = translated.bind(params)
             if translated.explain:
                 return self._explain(cur, translated, bound)
@@ -418,6 +418,7 @@ class ResultStream:
             self._deadline = running = Deadline(cursor, timeout, sql, since=started)
             if on_open is not None:
                 on_open(self)
+            engine.holds.apply(sql, running, client_id)
             bound = translated.bind(params)
             if translated.explain:
                 explained = engine._explain(running.cursor, translated, bound)
@@ -515,6 +516,7 @@ class Deadline:
         self.sql = sql
         self.timed_out = False
         self.cancelled = False
+        self._wake = threading.Event()  # ends a hold: set when interrupted, released or closed
         _WATCHDOG.watch(self, (time.monotonic() if since is None else since) + timeout)
 
     @property
@@ -532,6 +534,7 @@ class Deadline:
         if cursor is not None:
             with contextlib.suppress(duckdb.Error):  # closed meanwhile: nothing left to stop
                 cursor.interrupt()
+        self._wake.set()  # after the interrupt: a held statement then ends with DuckDB's InterruptException
 
     def expire(self) -> None:
         """The time limit is reached (called by the watchdog)."""
@@ -544,6 +547,29 @@ class Deadline:
         self.cancelled = True
         self._interrupt()
 
+    def hold(self) -> None:
+        """Wait, inside DuckDB, until the statement is interrupted (then raise its error) or released.
+
+        The wait is a DuckDB statement on this cursor calling a Python function that blocks on an event, so
+        the time limit and a cancel interrupt it exactly as they interrupt a long query.
+
+        :raises SqlError: timed out or cancelled.
+        """
+        token = next(_HOLD_TOKENS)
+        _HELD[token] = self._wake
+        try:
+            self.cursor.execute(f"SELECT {_HOLD_FUNCTION}(?)", [token]).fetchall()
+        except duckdb.Error as e:
+            raise self.error(e) from None
+        finally:
+            _HELD.pop(token, None)
+        if self.timed_out or self.cancelled:  # interrupted before DuckDB started the wait
+            raise _timed_out(self.timeout) if self.timed_out else _cancelled()
+
+    def release(self) -> None:
+        """End a hold: the statement goes on and runs normally."""
+        self._wake.set()
+
     def error(self, e: duckdb.Error) -> SqlError:
         """The error to report for DuckDB error *e*: the time limit, the cancel, or the query's own."""
         if self.timed_out:
@@ -554,8 +580,146 @@ class Deadline:
 
     def close(self) -> None:
         cursor, self._cursor = self._cursor, None
+        self._wake.set()
         if cursor is not None:
             cursor.close()
+
+
+#: the DuckDB function a held statement waits in (registered in each workgroup's database)
+_HOLD_FUNCTION = "pm_sandbox_hold"
+_HOLD_TOKENS = itertools.count(1)
+_HELD: dict[int, threading.Event] = {}  # token -> the wake event of the statement waiting under it
+
+
+def _wait_held(token: int) -> bool:
+    """The body of the hold function: block until the statement's event is set (unknown token: at once)."""
+    wake = _HELD.get(token)
+    if wake is not None:
+        wake.wait()
+    return True
+
+
+def _install_hold_function(db: duckdb.DuckDBPyConnection) -> None:
+    """Register the hold function in *db* (once; every engine over the same store shares it)."""
+    cur = db.cursor()
+    try:
+        known = cur.execute(
+            "SELECT 1 FROM duckdb_functions() WHERE function_name = ?", [_HOLD_FUNCTION]
+        ).fetchall()
+        if not known:
+            with contextlib.suppress(duckdb.CatalogException):  # another engine registered it meanwhile
+                cur.create_function(_HOLD_FUNCTION, _wait_held, ["BIGINT"], "BOOLEAN", side_effects=True)
+    finally:
+        cur.close()
+
+
+@dataclass
+class _Hold:
+    sql_contains: str | None
+    client_id: str | None
+    times: int | None  # None: every matching statement until released
+
+
+def _matches(hold: _Hold, sql: str, client_id: str) -> bool:
+    return (hold.sql_contains is None or hold.sql_contains in sql) and hold.client_id in (None, client_id)
+
+
+class StatementHolds:
+    """The hold switch: the next *times* statements whose Druid SQL contains a text, or of one workgroup (or
+    both), wait until interrupted; with ``times=None``, every matching statement until :meth:`release`.
+
+    A held statement has been admitted (translated, a query slot taken, registered for cancelling, its
+    time limit running) and then waits, inside DuckDB and without using CPU, until its time limit or a
+    cancel (Druid ``DELETE``, Avatica ``closeStatement``/``closeConnection``) interrupts it — it then fails
+    exactly as an interrupted long query does — or until :meth:`release`, after which it runs normally.
+    Thread-safe; the counters tell tests *when* something happened instead of how long it took.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._armed: list[_Hold] = []
+        self._held: list[Deadline] = []
+        self._by_workgroup: Counter[str] = Counter()
+        self._ended: Counter[str] = Counter()
+
+    def arm(
+        self, sql_contains: str | None = None, times: int | None = 1, *, client_id: str | None = None
+    ) -> None:
+        """Hold the next *times* statements whose SQL text contains *sql_contains* (case-sensitive) and/or
+        that workgroup *client_id* sends; ``times=None`` holds every one of them until :meth:`release`."""
+        for name, value in (("sql_contains", sql_contains), ("client_id", client_id)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ValueError(f"{name} must be a non-empty string (got {value!r})")
+        if sql_contains is None and client_id is None:
+            raise ValueError("a hold needs sql_contains, client_id or both")
+        if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 1):
+            raise ValueError(f"times must be an integer of at least 1, or null (got {times!r})")
+        with self._lock:
+            self._armed.append(_Hold(sql_contains, client_id, times))
+
+    def apply(self, sql: str, running: Deadline, client_id: str) -> None:
+        """Hold *running* if an armed hold matches *sql* and *client_id* (consuming one of its ``times``).
+
+        :raises SqlError: the held statement was timed out or cancelled.
+        """
+        if not self._armed:  # the usual case: nothing armed, no lock taken
+            return
+        with self._lock:
+            hold = next((h for h in self._armed if _matches(h, sql, client_id)), None)
+            if hold is None:
+                return
+            if hold.times is not None:
+                hold.times -= 1
+                if hold.times <= 0:
+                    self._armed.remove(hold)
+            self._held.append(running)
+            self._by_workgroup[client_id] += 1
+        outcome = "failed"
+        try:
+            running.hold()
+            outcome = "released"
+        except SqlError as exc:
+            outcome = (
+                "cancelled" if exc.kind == "cancelled" else "timed_out" if exc.kind == "timeout" else "failed"
+            )
+            raise
+        finally:
+            with self._lock:
+                self._held.remove(running)
+                self._by_workgroup[client_id] -= 1
+                self._ended[outcome] += 1
+
+    def release(self) -> int:
+        """Let every held statement go on normally, and disarm the holds without a count (``times=None``);
+        returns how many statements were held."""
+        with self._lock:
+            self._armed = [h for h in self._armed if h.times is not None]
+            held = list(self._held)
+        for running in held:
+            running.release()
+        return len(held)
+
+    def clear(self) -> None:
+        """Disarm every hold, release the held statements and zero the ``ended`` counts."""
+        with self._lock:
+            self._armed.clear()
+        self.release()
+        with self._lock:
+            self._ended.clear()
+
+    def state(self) -> dict[str, Any]:
+        """``{"armed": [{"sql_contains", "client_id", "times"}], "held": n, "by_workgroup": {client_id: n},
+        "ended": {outcome: n}}``.
+
+        An outcome is ``cancelled``, ``timed_out``, ``released`` or ``failed``.
+        """
+        with self._lock:
+            return {
+                "armed": [asdict(h) for h in self._armed],
+                "held": len(self._held),
+                "by_workgroup": {k: v for k, v in self._by_workgroup.items() if v},
+                "ended": dict(self._ended),
+            }
 
 
 class _Watchdog:
