@@ -90,7 +90,8 @@ def test_held_statements_wait_until_cancelled_released_or_timed_out(sandbox):
     demo = sandbox.workgroups["demo"]
     url, auth = f"{sandbox.sql_url}/druid/v2/sql/", (demo.client_id, demo.client_secret)
     sandbox.hold_statements("AS held", times=2)
-    assert sandbox.held()["statements"]["armed"] == [{"sql_contains": "AS held", "times": 2}]
+    armed = sandbox.held()["statements"]["armed"]
+    assert armed == [{"sql_contains": "AS held", "client_id": None, "times": 2}]
     assert requests.post(url, json={"query": "SELECT 1 AS free"}, auth=auth, timeout=60).json() == [
         {"free": 1}
     ]
@@ -107,7 +108,7 @@ def test_held_statements_wait_until_cancelled_released_or_timed_out(sandbox):
     r = requests.post(url, json={**query, "context": {"timeout": 100}}, auth=auth, timeout=60)
     assert r.status_code == 504 and r.json()["category"] == "TIMEOUT"
     held = sandbox.held()["statements"]
-    assert held == {"armed": [], "held": 0, "ended": {"released": 1, "timed_out": 1}}
+    assert held == {"armed": [], "held": 0, "by_workgroup": {}, "ended": {"released": 1, "timed_out": 1}}
 
 
 @pytest.mark.parametrize(

@@ -50,7 +50,7 @@ def test_a_statement_over_its_time_limit_is_interrupted(engine, demo, tables, ho
                 list(stream)
     assert info.value.kind == "timeout"
     assert time.monotonic() - started >= 0.4  # the limit, not something else, ended it
-    assert engine.holds.state() == {"armed": [], "held": 0, "ended": {"timed_out": 1}}
+    assert engine.holds.state() == {"armed": [], "held": 0, "by_workgroup": {}, "ended": {"timed_out": 1}}
     # The slot is free and the next statement runs in full.
     assert engine.execute(demo.client_id, "SELECT 1 AS x").table.num_rows == 1
 
