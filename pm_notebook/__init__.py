@@ -15,6 +15,7 @@ from ._version import __version__
 from .connection import Connection, connect
 from .errors import (
     AuthenticationError,
+    CacheError,
     ClosedError,
     ConfigurationError,
     DriverError,
@@ -25,6 +26,7 @@ from .errors import (
     PMError,
     QueryCancelled,
     QueryError,
+    ReplayMiss,
     RequestTimeout,
     ServiceUnavailable,
     TokenRejected,
@@ -33,6 +35,7 @@ from .errors import (
 
 __all__ = [
     "AuthenticationError",
+    "CacheError",
     "ClosedError",
     "Column",
     "ConfigurationError",
@@ -46,6 +49,7 @@ __all__ = [
     "Project",
     "QueryCancelled",
     "QueryError",
+    "ReplayMiss",
     "RequestTimeout",
     "ServiceUnavailable",
     "Table",

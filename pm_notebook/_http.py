@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 import requests
-from requests.adapters import HTTPAdapter
+from requests.adapters import BaseAdapter, HTTPAdapter
 from urllib3.exceptions import ReadTimeoutError
 from urllib3.util.retry import Retry
 
@@ -35,6 +35,7 @@ from .errors import (
     NotFound,
     PermissionDenied,
     PMError,
+    ReplayMiss,
     RequestTimeout,
     ServiceUnavailable,
     TokenRejected,
@@ -116,6 +117,38 @@ def build_session(settings: Settings, *, retry: Retry | None = None) -> requests
     session.headers["Accept"] = "application/json"
     session.auth = _NoNetrc()
     return session
+
+
+class OfflineAdapter(BaseAdapter):
+    """Mounted on a replay connection's session: every request is refused before any socket is opened."""
+
+    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
+        raise ReplayMiss(
+            f"Replay mode sends no request, but {request.method} {_path(request.url)} was needed "
+            "and nothing stored answers it.",
+            hint="Run the notebook once against the service with caching on (PM_CACHE=1), then replay it.",
+        )
+
+    def close(self) -> None:
+        """Nothing to release: this adapter never opens a connection."""
+
+
+def set_offline(session: requests.Session, settings: Settings, offline: bool) -> None:
+    """Refuse every request of *session* (replay), or mount the normal retrying adapters again."""
+    adapter: BaseAdapter = (
+        OfflineAdapter()
+        if offline
+        else HTTPAdapter(
+            max_retries=retry_policy(settings.retries, settings.backoff_factor, settings.backoff_max)
+        )
+    )
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+
+
+def _path(url: str | None) -> str:
+    """The URL without its query string (which may carry values not meant for messages)."""
+    return (url or "").split("?", 1)[0]
 
 
 class _NoNetrc(requests.auth.AuthBase):

@@ -15,8 +15,10 @@ catching ``PMError`` never hides a bug in our code or in the caller's::
     │   ├── PermissionDenied        any other 403
     │   ├── NotFound                404: unknown project, or one this workgroup may not see
     │   └── ServiceUnavailable      429 / 5xx still failing after the retries
-    └── QueryError                  the SQL engine refused or failed a statement (sqlstate, error_code)
-        └── QueryCancelled          the statement was cancelled (KeyboardInterrupt, timeout)
+    ├── QueryError                  the SQL engine refused or failed a statement (sqlstate, error_code)
+    │   └── QueryCancelled          the statement was cancelled (KeyboardInterrupt, timeout)
+    ├── CacheError                  a stored result (offline cache) is unreadable, corrupted or partial
+    └── ReplayMiss                  replay mode, and nothing stored answers this SQL / these parameters
 
 Misuse of the API (using a closed connection, say) raises :class:`ClosedError`, a
 ``RuntimeError`` and deliberately *not* a ``PMError``.
@@ -32,6 +34,7 @@ import re
 
 __all__ = [
     "AuthenticationError",
+    "CacheError",
     "ClosedError",
     "ConfigurationError",
     "DriverError",
@@ -42,6 +45,7 @@ __all__ = [
     "PermissionDenied",
     "QueryCancelled",
     "QueryError",
+    "ReplayMiss",
     "RequestTimeout",
     "ServiceUnavailable",
     "TokenRejected",
@@ -189,6 +193,14 @@ class QueryError(PMError):
 
 class QueryCancelled(QueryError):
     """The statement was cancelled before it finished; the connection stays usable."""
+
+
+class CacheError(PMError):
+    """A result stored in the offline cache cannot be used: unreadable, or its content hash does not match."""
+
+
+class ReplayMiss(PMError):
+    """Replay mode found no stored result for this call; the message says what differs from what is stored."""
 
 
 class ClosedError(RuntimeError):

@@ -50,7 +50,9 @@ RULES: dict[str, set[str]] = {
     "api": {"auth", "_http"},
     "sql.*": {"auth", "_http", "config"},
     "frames": set(),
-    "connection": {"config", "auth", "api", "sql", "frames", "_http"},
+    # the offline result cache: files in, Arrow tables out; the connection decides when to use it
+    "_cache": set(),
+    "connection": {"config", "auth", "api", "sql", "frames", "_http", "_cache"},
     "_context": set(),
     # the magics: a frontend over the client (sql only for its TRANSPORTS names, see the test below)
     "magic.*": {"connection", "config", "_context", "api", "sql"},

@@ -1,0 +1,401 @@
+"""The result cache behind offline replay: each SQL result as Parquet, each REST listing as JSON.
+
+A cache is a folder (default ``./.pm_cache`` — a kernel's working directory is its notebook's folder). One
+entry is two files named by the entry's key:
+
+- ``<key>-<hash>.parquet``: the rows, as the Arrow table the live query produced (columns stored under
+  positional names, so results with duplicate column names survive Parquet);
+- ``<key>.json``: what was asked (SQL, type-tagged parameters, the transport asked for), what answered (the
+  transport that ran it, whether a row cap cut it), when, the column names and types, and the SHA-256 of
+  the Parquet file.
+
+Both are written to a temporary file in the folder, then renamed: an interrupted write leaves either the old
+entry or none. The JSON is renamed last and names its data file with its hash, so a reader never pairs a
+description with other rows; a data file changed or cut short afterwards fails the hash check and is
+reported as :class:`~pm_notebook.errors.CacheError`.
+
+The key is the SHA-256 of the SQL text, the parameters (JSON with a type tag per value, so ``1``, ``1.0``
+and ``"1"`` differ) and the transport asked for. REST listings (``projects()``, ``tables(p)``, ...) are
+stored under ``rest-<key>.json`` keyed by call and arguments.
+
+This module knows nothing of connections, IPython or the network: :class:`pm_notebook.Connection` decides
+when to store and when to answer from here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+import decimal
+import difflib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from .errors import CacheError, ConfigurationError, ReplayMiss
+
+__all__ = ["DEFAULT_DIR", "Entry", "ResultCache", "tag_params"]
+
+#: the cache folder when none is configured, relative to the working directory
+DEFAULT_DIR = ".pm_cache"
+_FORMAT = 1
+_WHAT_TO_DO = (
+    "Run the notebook once against the service with caching on (PM_CACHE=1, connect(cache=True) or "
+    "%pmsql --cache), then replay it."
+)
+
+
+def tag_params(params: Sequence[Any]) -> list[list[Any]]:
+    """Parameters as JSON with a type tag each: ``[["int", 1], ["float", "1.0"], ["str", "1"]]``.
+
+    Floats and decimals are kept as text (exact, and ``1.0`` stays apart from ``1``); dates and datetimes
+    in ISO form. The values must already have passed :func:`pm_notebook.sql.check_params`.
+
+    >>> tag_params([1, 1.0, "1", None, True])
+    [['int', 1], ['float', '1.0'], ['str', '1'], ['null', None], ['bool', True]]
+    """
+    tagged: list[list[Any]] = []
+    for value in params:
+        if value is None:
+            tagged.append(["null", None])
+        elif isinstance(value, bool):
+            tagged.append(["bool", value])
+        elif isinstance(value, int):
+            tagged.append(["int", value])
+        elif isinstance(value, float):
+            tagged.append(["float", repr(value)])
+        elif isinstance(value, decimal.Decimal):
+            tagged.append(["decimal", str(value)])
+        elif isinstance(value, dt.datetime):
+            tagged.append(["datetime", value.isoformat()])
+        elif isinstance(value, dt.date):
+            tagged.append(["date", value.isoformat()])
+        elif isinstance(value, str):
+            tagged.append(["str", value])
+        else:  # check_params admits nothing else; a clear error beats a wrong key
+            raise ConfigurationError(f"Parameter {value!r:.40} cannot be stored in the result cache.")
+    return tagged
+
+
+def _show_params(tagged: Sequence[Sequence[Any]]) -> str:
+    """The parameters as a reader writes them: ``[1, 1.0, '1']``."""
+    shown = []
+    for kind, value in tagged:
+        if kind in ("float", "decimal"):
+            shown.append(value if kind == "float" else f"Decimal('{value}')")
+        elif kind in ("date", "datetime"):
+            shown.append(f"{kind} {value}")
+        else:
+            shown.append(repr(value))
+    return "[" + ", ".join(shown) + "]"
+
+
+def _digest(data: Any) -> str:
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """The description of one stored SQL result (the ``<key>.json`` of an entry)."""
+
+    key: str
+    sql: str
+    params: list
+    requested: str
+    transport: str
+    truncated: bool
+    limit: int
+    rows: int
+    columns: list
+    stored_at: str
+    data: str
+    sha256: str
+
+    def serves(self, limit: int) -> bool:
+        """Whether this entry holds every row a fetch with *limit* (0: all) would return."""
+        return not self.truncated or (limit > 0 and limit <= self.limit)
+
+
+def _write_atomic(folder: Path, name: str, payload: bytes) -> None:
+    """Write *payload* to ``folder/name`` through a temporary file and a rename (all or nothing)."""
+    fd, partial = tempfile.mkstemp(prefix=f".{name}.", suffix=".partial", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as sink:
+            sink.write(payload)
+            sink.flush()
+            os.fsync(sink.fileno())
+        os.replace(partial, folder / name)
+    except BaseException:  # Ctrl-C included: never leave a partial file behind
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
+
+
+class ResultCache:
+    """One cache folder: store results, find them again, explain a miss.
+
+    :param folder: the cache folder; created on the first store (replay only reads it).
+    """
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip():
+            raise ConfigurationError(
+                f"cache_dir must be a folder path, got {type(folder).__name__} {folder!r:.40}.",
+                hint=f"For example connect(cache_dir='{DEFAULT_DIR}').",
+            )
+        self.folder = Path(folder).expanduser()
+
+    def __repr__(self) -> str:
+        return f"<ResultCache {str(self.folder)!r}>"
+
+    # --- SQL results ------------------------------------------------------------------------------
+    @staticmethod
+    def key(sql: str, tagged: list, requested: str) -> str:
+        """The entry key of a statement: its SQL, its tagged parameters and the transport asked for."""
+        return _digest({"sql": sql, "params": tagged, "transport": requested})
+
+    def _ensure_folder(self) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CacheError(
+                f"The cache folder {str(self.folder)!r} cannot be created ({exc.strerror or exc}).",
+                hint="Choose a writable folder with connect(cache_dir=...) or PM_CACHE_DIR.",
+            ) from None
+
+    def store(
+        self,
+        sql: str,
+        params: Sequence[Any],
+        requested: str,
+        table: pa.Table,
+        *,
+        transport: str,
+        truncated: bool = False,
+        limit: int = 0,
+    ) -> Entry:
+        """Store *table*, the result of *sql* with *params*; a previous entry of the same key is replaced."""
+        import pyarrow.parquet as pq
+
+        self._ensure_folder()
+        tagged = tag_params(params)
+        key = self.key(sql, tagged, requested)
+        names = list(table.schema.names)
+        positional = table.rename_columns([f"c{i}" for i in range(len(names))])
+        sink = pa.BufferOutputStream()
+        pq.write_table(positional, sink)
+        payload = sink.getvalue().to_pybytes()
+        digest = hashlib.sha256(payload).hexdigest()
+        data_name = f"{key}-{digest[:16]}.parquet"
+        entry = Entry(
+            key=key,
+            sql=sql,
+            params=tagged,
+            requested=requested,
+            transport=transport,
+            truncated=truncated,
+            limit=limit,
+            rows=table.num_rows,
+            columns=[[n, str(f.type)] for n, f in zip(names, table.schema, strict=True)],
+            stored_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            data=data_name,
+            sha256=digest,
+        )
+        previous = self._read_entry(self.folder / f"{key}.json", strict=False)
+        _write_atomic(self.folder, data_name, payload)
+        description = {"format": _FORMAT, **dataclasses.asdict(entry), "names": names}
+        _write_atomic(self.folder, f"{key}.json", json.dumps(description, indent=1).encode("utf-8"))
+        if previous is not None and previous.data != data_name:  # the old rows are no longer named
+            with contextlib.suppress(OSError):
+                (self.folder / previous.data).unlink()
+        return entry
+
+    def _read_entry(self, path: Path, *, strict: bool) -> Entry | None:
+        """The entry described by *path*; None if absent (or unreadable and not *strict*)."""
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            if raw.get("format") != _FORMAT:
+                raise ValueError(f"format {raw.get('format')!r}")
+            fields = {f.name for f in dataclasses.fields(Entry)}
+            return Entry(**{k: v for k, v in raw.items() if k in fields})
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError, AttributeError) as exc:
+            if not strict:
+                return None
+            raise CacheError(
+                f"The cache entry {str(path)!r} is unreadable ({type(exc).__name__}: {exc}).",
+                hint=f"Delete it and store the result again. {_WHAT_TO_DO}",
+            ) from None
+
+    def entries(self) -> list[Entry]:
+        """Every readable SQL entry of the folder (unreadable ones are skipped here, reported on use)."""
+        if not self.folder.is_dir():
+            return []
+        found = []
+        for path in sorted(self.folder.glob("*.json")):
+            if path.name.startswith(("rest-", ".")):
+                continue
+            entry = self._read_entry(path, strict=False)
+            if entry is not None:
+                found.append(entry)
+        return found
+
+    def load(self, entry: Entry) -> pa.Table:
+        """The rows of *entry*, checked against its hash, with the column names and types stored.
+
+        :raises CacheError: the data file is missing or its content is not what was stored.
+        """
+        import pyarrow.parquet as pq
+
+        path = self.folder / entry.data
+        try:
+            payload = path.read_bytes()
+        except OSError as exc:
+            raise CacheError(
+                f"The cache entry for {_short(entry.sql)!r} has lost its data file {str(path)!r} "
+                f"({exc.strerror or exc}).",
+                hint=f"Delete {entry.key}.json and store the result again. {_WHAT_TO_DO}",
+            ) from None
+        if hashlib.sha256(payload).hexdigest() != entry.sha256:
+            raise CacheError(
+                f"The cache entry {str(path)!r} (for {_short(entry.sql)!r}) is corrupted or partial: "
+                "its content hash does not match the one recorded when it was stored.",
+                hint=f"Delete {entry.data} and {entry.key}.json, then store it again. {_WHAT_TO_DO}",
+            )
+        table = pq.read_table(pa.BufferReader(payload))
+        names = [name for name, _ in entry.columns]
+        return table.rename_columns(names)
+
+    def find(self, sql: str, params: Sequence[Any], requested: str, *, limit: int = 0) -> Entry:
+        """The stored entry answering *sql* with *params* (transport *requested*, row cap *limit*).
+
+        An entry asked for with another transport also answers when it ran on the transport asked for, or
+        when ``"auto"`` is asked (the rows and types are the same on every transport).
+
+        :raises ReplayMiss: nothing stored answers it; the message says what differs and what to do.
+        """
+        tagged = tag_params(params)
+        exact = self._read_entry(self.folder / f"{self.key(sql, tagged, requested)}.json", strict=True)
+        candidates = [exact] if exact is not None else []
+        same = [e for e in self.entries() if e.sql == sql and e.params == tagged]
+        candidates += [e for e in same if e.transport == requested or requested == "auto"]
+        for entry in candidates:
+            if entry.serves(limit):
+                return entry
+        raise ReplayMiss(self._explain_miss(sql, tagged, requested, limit, same), hint=_WHAT_TO_DO)
+
+    def _explain_miss(self, sql: str, tagged: list, requested: str, limit: int, same: list[Entry]) -> str:
+        where = f"in {str(self.folder)!r}"
+        if same:
+            stored = ", ".join(
+                f"{e.transport} ({'first ' + format(e.limit, ',') + ' rows' if e.truncated else 'all rows'})"
+                for e in same
+            )
+            wanted = "all rows" if not limit else f"up to {limit:,} rows"
+            return (
+                f"Replay: {_short(sql)!r} is stored {where} for transport(s) {stored}, but this call asks "
+                f"for transport {requested!r}, {wanted}."
+            )
+        entries = self.entries()
+        if not entries:
+            return (
+                f"Replay: no result is stored {where} (the folder is missing or empty) for {_short(sql)!r}."
+            )
+        same_sql = [e for e in entries if e.sql == sql]
+        if same_sql:
+            others = "; ".join(sorted({_show_params(e.params) for e in same_sql}))
+            return (
+                f"Replay: {_short(sql)!r} is stored {where}, but with other parameters.\n"
+                f"  asked:  {_show_params(tagged)}\n  stored: {others}"
+            )
+        closest = max(entries, key=lambda e: difflib.SequenceMatcher(None, e.sql, sql).ratio())
+        diff = _short_diff(closest.sql, sql)
+        return (
+            f"Replay: this SQL is not stored {where} ({len(entries)} stored result(s)). "
+            f"The closest stored SQL differs:\n{diff}"
+        )
+
+    # --- REST listings ----------------------------------------------------------------------------
+    def store_rest(self, call: str, args: Sequence[str], value: Any) -> None:
+        """Store the JSON-able *value* that REST call *call* with *args* returned."""
+        self._ensure_folder()
+        key = _digest({"call": call, "args": list(args)})
+        body = {"format": _FORMAT, "call": call, "args": list(args), "value": value}
+        body["stored_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        _write_atomic(self.folder, f"rest-{key}.json", json.dumps(body, indent=1).encode("utf-8"))
+
+    def load_rest(self, call: str, args: Sequence[str]) -> Any:
+        """The value stored for REST call *call* with *args*.
+
+        :raises ReplayMiss: not stored (the message lists the arguments stored for that call).
+        :raises CacheError: the stored file is unreadable.
+        """
+        key = _digest({"call": call, "args": list(args)})
+        path = self.folder / f"rest-{key}.json"
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            if raw.get("format") != _FORMAT or raw.get("call") != call:
+                raise ValueError("not a stored REST answer of this call")
+            return raw["value"]
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError, AttributeError) as exc:
+            raise CacheError(
+                f"The cache entry {str(path)!r} for {call}() is unreadable ({type(exc).__name__}: {exc}).",
+                hint=f"Delete it and store it again. {_WHAT_TO_DO}",
+            ) from None
+        shown = ", ".join(repr(a) for a in args)
+        stored = sorted(self._rest_args(call))
+        also = f" Stored for: {'; '.join(stored)}." if stored else ""
+        raise ReplayMiss(
+            f"Replay: the answer of {call}({shown}) is not stored in {str(self.folder)!r}.{also}",
+            hint=_WHAT_TO_DO,
+        )
+
+    def _rest_args(self, call: str) -> set[str]:
+        if not self.folder.is_dir():
+            return set()
+        seen = set()
+        for path in self.folder.glob("rest-*.json"):
+            with contextlib.suppress(OSError, ValueError, KeyError, AttributeError, TypeError):
+                raw = json.loads(path.read_text(encoding="utf-8"))
+                if raw.get("call") == call:
+                    seen.add(f"{call}({', '.join(repr(a) for a in raw['args'])})")
+        return seen
+
+
+def _short(sql: str, width: int = 70) -> str:
+    one_line = " ".join(sql.split())
+    return one_line if len(one_line) <= width else one_line[: width - 1] + "…"
+
+
+def _short_diff(stored: str, asked: str, hunks: int = 3, context: int = 4) -> str:
+    """Where the asked SQL differs from the stored one: a few hunks, each with some words of context.
+
+    Multi-line statements are compared line by line, one-line statements word by word.
+    """
+    multi = "\n" in stored.strip() or "\n" in asked.strip()
+    a, b = (stored.splitlines(), asked.splitlines()) if multi else (stored.split(), asked.split())
+    sep = "\n          " if multi else " "
+    out = []
+    opcodes = [
+        op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"
+    ]
+    for _, i1, i2, j1, j2 in opcodes[:hunks]:
+        before = sep.join(a[max(0, i1 - context) : i1])
+        lead = f"…{before} " if before else ""
+        out.append(f"  stored: {lead}[{sep.join(a[i1:i2])}]")
+        out.append(f"  asked:  {lead}[{sep.join(b[j1:j2])}]")
+    if len(opcodes) > hunks:
+        out.append(f"  ... and {len(opcodes) - hunks} more difference(s)")
+    return "\n".join(out)
