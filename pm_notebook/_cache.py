@@ -40,7 +40,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .errors import CacheError, ConfigurationError, ReplayMiss
+from .errors import CacheError, ConfigurationError, QueryError, ReplayMiss, _rebuild
 
 __all__ = ["DEFAULT_DIR", "Entry", "ResultCache", "tag_params"]
 
@@ -119,10 +119,12 @@ class Entry:
     stored_at: str
     data: str
     sha256: str
+    #: the fields of the QueryError the SQL engine answered instead of rows (then there is no data file)
+    error: dict | None = None
 
     def serves(self, limit: int) -> bool:
         """Whether this entry holds every row a fetch with *limit* (0: all) would return."""
-        return not self.truncated or (limit > 0 and limit <= self.limit)
+        return self.error is not None or not self.truncated or (limit > 0 and limit <= self.limit)
 
 
 def _write_atomic(folder: Path, name: str, payload: bytes) -> None:
@@ -152,7 +154,8 @@ class ResultCache:
                 f"cache_dir must be a folder path, got {type(folder).__name__} {folder!r:.40}.",
                 hint=f"For example connect(cache_dir='{DEFAULT_DIR}').",
             )
-        self.folder = Path(folder).expanduser()
+        # fixed at creation: a later chdir of the kernel does not move the cache
+        self.folder = Path(folder).expanduser().absolute()
 
     def __repr__(self) -> str:
         return f"<ResultCache {str(self.folder)!r}>"
@@ -325,6 +328,46 @@ class ResultCache:
             f"The closest stored SQL differs:\n{diff}"
         )
 
+    def store_error(self, sql: str, params: Sequence[Any], requested: str, error: QueryError) -> Entry:
+        """Store the SQL engine's refusal of *sql*, so a replay raises the same error (same message, same
+        position) instead of a miss; replaces a previous entry of the same key."""
+        self._ensure_folder()
+        tagged = tag_params(params)
+        key = self.key(sql, tagged, requested)
+        state = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(error).items()}
+        entry = Entry(
+            key=key,
+            sql=sql,
+            params=tagged,
+            requested=requested,
+            transport=requested,
+            truncated=False,
+            limit=0,
+            rows=0,
+            columns=[],
+            stored_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            data="",
+            sha256="",
+            error=json.loads(json.dumps(state, default=str)),
+        )
+        previous = self._read_entry(self.folder / f"{key}.json", strict=False)
+        description = {"format": _FORMAT, **dataclasses.asdict(entry)}
+        _write_atomic(self.folder, f"{key}.json", json.dumps(description, indent=1).encode("utf-8"))
+        if previous is not None and previous.data:
+            with contextlib.suppress(OSError):
+                (self.folder / previous.data).unlink()
+        return entry
+
+    @staticmethod
+    def stored_error(entry: Entry) -> QueryError:
+        """The QueryError *entry* holds, rebuilt with every field it had."""
+        state = dict(entry.error or {})
+        if isinstance(state.get("position"), list):
+            state["position"] = tuple(state["position"])
+        error = _rebuild(QueryError, state)
+        assert isinstance(error, QueryError)
+        return error
+
     # --- REST listings ----------------------------------------------------------------------------
     def store_rest(self, call: str, args: Sequence[str], value: Any) -> None:
         """Store the JSON-able *value* that REST call *call* with *args* returned."""
@@ -379,7 +422,7 @@ def _short(sql: str, width: int = 70) -> str:
     return one_line if len(one_line) <= width else one_line[: width - 1] + "…"
 
 
-def _short_diff(stored: str, asked: str, hunks: int = 3, context: int = 4) -> str:
+def _short_diff(stored: str, asked: str, hunks: int = 3, context: int = 6) -> str:
     """Where the asked SQL differs from the stored one: a few hunks, each with some words of context.
 
     Multi-line statements are compared line by line, one-line statements word by word.

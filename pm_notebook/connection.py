@@ -17,7 +17,15 @@ from ._secret import Secret
 from .api import RestClient
 from .auth import TokenProvider
 from .config import CacheSettings, Settings, cache_settings, replay_settings, resolve
-from .errors import ClosedError, ConfigurationError, NotFound, PMError, QueryCancelled, ReplayMiss
+from .errors import (
+    ClosedError,
+    ConfigurationError,
+    NotFound,
+    PMError,
+    QueryCancelled,
+    QueryError,
+    ReplayMiss,
+)
 from .sql import dbapi
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -407,14 +415,25 @@ class Connection:
             )
         if mode == "replay":
             entry = self._results.find(sql_text, values, requested, limit=limit)
+            if entry.error is not None:
+                raise self._results.stored_error(entry)
             table, truncated = self._results.load(entry), entry.truncated
             if limit and table.num_rows > limit:
                 table, truncated = table.slice(0, limit), True
             if on_rows is not None:
                 on_rows(table.num_rows)
             return table, entry.transport, truncated
-        with self._statement(sql_text, values, transport, batch_rows=batch_rows) as (name, result):
-            table, truncated = frames.collect(result.columns, result.batches(), limit=limit, on_rows=on_rows)
+        try:
+            with self._statement(sql_text, values, transport, batch_rows=batch_rows) as (name, result):
+                table, truncated = frames.collect(
+                    result.columns, result.batches(), limit=limit, on_rows=on_rows
+                )
+        except QueryError as err:
+            # The engine's own refusal (not a cancel nor a protocol hiccup) is an answer: replay shows it
+            if type(err) is QueryError and err.server_message:
+                self._record_connection()
+                self._results.store_error(sql_text, values, requested, err)
+            raise
         self._record_connection()
         self._results.store(
             sql_text, values, requested, table, transport=name, truncated=truncated, limit=limit
