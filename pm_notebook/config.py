@@ -353,6 +353,17 @@ def _gather(
     return values, sources
 
 
+def check_option_names(options: Mapping[str, Any]) -> None:
+    """Refuse option names :func:`resolve` does not know (a typo must not pass silently)."""
+    unknown = sorted(set(options) - set(_OPTION_NAMES) - {"env_file", "use_keyring", "environ"})
+    if unknown:
+        raise ConfigurationError(
+            f"Unknown connection option(s): {', '.join(unknown)}.",
+            hint=f"Valid options: {', '.join(_OPTION_NAMES)}, env_file, use_keyring, "
+            "cache, replay, cache_dir.",
+        )
+
+
 def resolve(
     base_url: str | None = None,
     auth_url: str | None = None,
@@ -379,12 +390,7 @@ def resolve(
     """
     client_secret = _wrap("client_secret", client_secret)
     environ = _MaskedEnv(os.environ if environ is None else environ)
-    unknown = sorted(set(options) - set(_OPTION_NAMES))
-    if unknown:
-        raise ConfigurationError(
-            f"Unknown connection option(s): {', '.join(unknown)}.",
-            hint=f"Valid options: {', '.join(_OPTION_NAMES)}, env_file, use_keyring.",
-        )
+    check_option_names(options)
     given = {
         "base_url": base_url,
         "auth_url": auth_url,

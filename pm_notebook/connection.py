@@ -16,7 +16,7 @@ from ._models import Column, Project, Table, Workgroup
 from ._secret import Secret
 from .api import RestClient
 from .auth import TokenProvider
-from .config import CacheSettings, Settings, cache_settings, replay_settings, resolve
+from .config import CacheSettings, Settings, cache_settings, check_option_names, replay_settings, resolve
 from .errors import (
     ClosedError,
     ConfigurationError,
@@ -562,6 +562,7 @@ def connect(
     if isinstance(client_secret, str):  # no frame of ours keeps it in clear (tracebacks with locals)
         client_secret = Secret(client_secret)
     caching = cache_settings(cache, replay, cache_dir)
+    check_option_names(options)
     if not caching.replay:
         settings = resolve(base_url, auth_url, client_id, client_secret, jdbc_url, **options)
         return Connection(settings, caching=caching)
