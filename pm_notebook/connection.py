@@ -16,7 +16,15 @@ from ._models import Column, Project, Table, Workgroup
 from ._secret import Secret
 from .api import RestClient
 from .auth import TokenProvider
-from .config import CacheSettings, Settings, cache_settings, check_option_names, replay_settings, resolve
+from .config import (
+    CacheSettings,
+    Settings,
+    cache_settings,
+    check_option_names,
+    mask_jdbc_url,
+    replay_settings,
+    resolve,
+)
 from .errors import (
     ClosedError,
     ConfigurationError,
@@ -165,7 +173,7 @@ class Connection:
         """``"replay"``, ``"store"`` or None (plain live call) for one call (*cache*: that call's wish)."""
         if self._replay:
             return "replay"
-        wanted = self._store or getattr(self._local, "store", False) if cache is None else cache
+        wanted = (self._store or getattr(self._local, "store", False)) if cache is None else cache
         return "store" if wanted else None
 
     def _record_connection(self) -> None:
@@ -177,7 +185,7 @@ class Connection:
             "base_url": s.base_url,
             "auth_url": s.auth_url,
             "client_id": s.client_id,
-            "jdbc_url": s.jdbc_url,
+            "jdbc_url": mask_jdbc_url(s.jdbc_url),  # a driver password in the URL is never written down
         }
         self._results.store_rest("connection", [], record)
         self._recorded = True

@@ -220,3 +220,18 @@ def test_the_replay_connection_names_the_recorded_service_without_a_secret(live,
     assert r.replaying and not r.caching and "replaying" in repr(r)
     with pytest.raises(pm_notebook.ConfigurationError, match="cannot go online"):
         r.configure_cache(replay=False)
+
+
+def test_the_cache_folder_holds_no_secret_and_no_token(live, sandbox, cache_dir, vertex) -> None:
+    live.projects()
+    live.workgroup()
+    live.query(f"SELECT caseid FROM {vertex} LIMIT 2")
+    with pytest.raises(QueryError):
+        live.query("SELECT nope FROM nowhere")
+    token = live.tokens.current.access_token.reveal()
+    secret = sandbox.workgroups["demo"].client_secret
+    files = list(cache_dir.iterdir())
+    assert len(files) >= 6
+    for path in files:
+        data = path.read_bytes()
+        assert secret.encode() not in data and token.encode() not in data and b"eyJ" not in data, path.name
