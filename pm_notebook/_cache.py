@@ -289,11 +289,11 @@ class ResultCache:
         """
         tagged = tag_params(params)
         exact = self._read_entry(self.folder / f"{self.key(sql, tagged, requested)}.json", strict=True)
-        candidates = [exact] if exact is not None else []
+        if exact is not None and exact.serves(limit):
+            return exact  # the common case: one file read, no scan of the folder
         same = [e for e in self.entries() if e.sql == sql and e.params == tagged]
-        candidates += [e for e in same if e.transport == requested or requested == "auto"]
-        for entry in candidates:
-            if entry.serves(limit):
+        for entry in same:
+            if (entry.transport == requested or requested == "auto") and entry.serves(limit):
                 return entry
         raise ReplayMiss(self._explain_miss(sql, tagged, requested, limit, same), hint=_WHAT_TO_DO)
 
