@@ -15,8 +15,9 @@ description with other rows; a data file changed or cut short afterwards fails t
 reported as :class:`~pm_notebook.errors.CacheError`.
 
 The key is the SHA-256 of the SQL text, the parameters (JSON with a type tag per value, so ``1``, ``1.0``
-and ``"1"`` differ) and the transport asked for. REST listings (``projects()``, ``tables(p)``, ...) are
-stored under ``rest-<key>.json`` keyed by call and arguments.
+and ``"1"`` differ) and the transport asked for. REST answers are stored under ``rest-<key>.json``: every
+GET of the REST client (``projects()``, ``tables(p)``, paged routes) keyed by path and query parameters,
+with its status, content type, body and the body's hash.
 
 This module knows nothing of connections, IPython or the network: :class:`pm_notebook.Connection` decides
 when to store and when to answer from here.
@@ -297,6 +298,22 @@ class ResultCache:
                 return entry
         raise ReplayMiss(self._explain_miss(sql, tagged, requested, limit, same), hint=_WHAT_TO_DO)
 
+    def auto_transport(self) -> str:
+        """The transport that served the statements stored with transport ``"auto"`` (the latest, if several).
+
+        :raises ReplayMiss: no such statement is stored.
+        """
+        served = [
+            (e.stored_at, e.transport) for e in self.entries() if e.requested == "auto" and e.error is None
+        ]
+        if not served:
+            raise ReplayMiss(
+                f"Replay: no statement run with transport 'auto' is stored in {str(self.folder)!r}, so which "
+                "transport 'auto' chose is not known.",
+                hint=_WHAT_TO_DO,
+            )
+        return max(served)[1]
+
     def _explain_miss(self, sql: str, tagged: list, requested: str, limit: int, same: list[Entry]) -> str:
         where = f"in {str(self.folder)!r}"
         if same:
@@ -368,9 +385,66 @@ class ResultCache:
         assert isinstance(error, QueryError)
         return error
 
-    # --- REST listings ----------------------------------------------------------------------------
+    # --- REST answers ------------------------------------------------------------------------------
+    @staticmethod
+    def _route(path: str, params: Any) -> tuple[str, list]:
+        """A GET as stored: its path and its query parameters as sorted text pairs."""
+        pairs = sorted((str(k), str(v)) for k, v in dict(params or {}).items())
+        return path, [list(p) for p in pairs]
+
+    @staticmethod
+    def _show_route(path: str, pairs: list) -> str:
+        return path + ("?" + "&".join(f"{k}={v}" for k, v in pairs) if pairs else "")
+
+    def store_response(self, path: str, params: Any, status: int, content_type: str, body: bytes) -> None:
+        """Store the answer of ``GET {api}/path?params`` (status, content type, body) for replay."""
+        route, pairs = self._route(path, params)
+        text = body.decode("utf-8", errors="replace")
+        value = {"status": status, "content_type": content_type, "body": text}
+        value["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        self.store_rest("GET", [route, json.dumps(pairs)], value)
+
+    def load_response(self, path: str, params: Any, what: str) -> tuple[int, str, bytes]:
+        """The stored answer of ``GET {api}/path?params``: ``(status, content type, body)``.
+
+        :raises ReplayMiss: not stored; the message lists stored GETs of the same route.
+        :raises CacheError: the stored answer is unreadable or its body does not match its hash.
+        """
+        route, pairs = self._route(path, params)
+        shown = self._show_route(route, pairs)
+        try:
+            value = self.load_rest("GET", [route, json.dumps(pairs)])
+        except ReplayMiss:
+            first = "/" + route.strip("/").split("/", 1)[0]
+            stored = sorted(
+                self._show_route(args[0], json.loads(args[1]))
+                for args in self._rest_args("GET")
+                if args[0] == first or args[0].startswith(first + "/")
+            )
+            also = (
+                f" Stored for that route: {', '.join(stored[:5])}{' …' if len(stored) > 5 else ''}."
+                if stored
+                else ""
+            )
+            raise ReplayMiss(
+                f"Replay: the answer to {what} (GET {shown}) is not stored in {str(self.folder)!r}.{also}",
+                hint=_WHAT_TO_DO,
+            ) from None
+        try:
+            status, content_type, body = int(value["status"]), str(value["content_type"]), str(value["body"])
+            intact = hashlib.sha256(body.encode("utf-8")).hexdigest() == value["sha256"]
+        except (KeyError, TypeError, ValueError, AttributeError):
+            intact = False
+        if not intact:
+            raise CacheError(
+                f"The stored answer to {what} (GET {shown}) in {str(self.folder)!r} is corrupted: its "
+                "content hash does not match the one recorded when it was stored.",
+                hint=f"Delete the folder's rest-*.json files for it and store them again. {_WHAT_TO_DO}",
+            )
+        return status, content_type, body.encode("utf-8")
+
     def store_rest(self, call: str, args: Sequence[str], value: Any) -> None:
-        """Store the JSON-able *value* that REST call *call* with *args* returned."""
+        """Store the JSON-able *value* of *call* with *args* (``rest-<key>.json``)."""
         self._ensure_folder()
         key = _digest({"call": call, "args": list(args)})
         body = {"format": _FORMAT, "call": call, "args": list(args), "value": value}
@@ -378,9 +452,9 @@ class ResultCache:
         _write_atomic(self.folder, f"rest-{key}.json", json.dumps(body, indent=1).encode("utf-8"))
 
     def load_rest(self, call: str, args: Sequence[str]) -> Any:
-        """The value stored for REST call *call* with *args*.
+        """The value stored for *call* with *args*.
 
-        :raises ReplayMiss: not stored (the message lists the arguments stored for that call).
+        :raises ReplayMiss: not stored.
         :raises CacheError: the stored file is unreadable.
         """
         key = _digest({"call": call, "args": list(args)})
@@ -388,32 +462,29 @@ class ResultCache:
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
             if raw.get("format") != _FORMAT or raw.get("call") != call:
-                raise ValueError("not a stored REST answer of this call")
+                raise ValueError("not a stored answer of this call")
             return raw["value"]
         except FileNotFoundError:
-            pass
+            raise ReplayMiss(
+                f"Replay: {call} {', '.join(map(str, args))} is not stored in {str(self.folder)!r}.",
+                hint=_WHAT_TO_DO,
+            ) from None
         except (OSError, ValueError, KeyError, AttributeError) as exc:
             raise CacheError(
-                f"The cache entry {str(path)!r} for {call}() is unreadable ({type(exc).__name__}: {exc}).",
+                f"The cache entry {str(path)!r} is unreadable ({type(exc).__name__}: {exc}).",
                 hint=f"Delete it and store it again. {_WHAT_TO_DO}",
             ) from None
-        shown = ", ".join(repr(a) for a in args)
-        stored = sorted(self._rest_args(call))
-        also = f" Stored for: {'; '.join(stored)}." if stored else ""
-        raise ReplayMiss(
-            f"Replay: the answer of {call}({shown}) is not stored in {str(self.folder)!r}.{also}",
-            hint=_WHAT_TO_DO,
-        )
 
-    def _rest_args(self, call: str) -> set[str]:
+    def _rest_args(self, call: str) -> list[list[str]]:
+        """The argument lists stored for *call* (unreadable files skipped)."""
         if not self.folder.is_dir():
-            return set()
-        seen = set()
+            return []
+        seen = []
         for path in self.folder.glob("rest-*.json"):
             with contextlib.suppress(OSError, ValueError, KeyError, AttributeError, TypeError):
                 raw = json.loads(path.read_text(encoding="utf-8"))
                 if raw.get("call") == call:
-                    seen.add(f"{call}({', '.join(repr(a) for a in raw['args'])})")
+                    seen.append(list(raw["args"]))
         return seen
 
 

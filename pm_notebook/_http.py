@@ -146,6 +146,18 @@ def set_offline(session: requests.Session, settings: Settings, offline: bool) ->
     session.mount("https://", adapter)
 
 
+def stored_response(url: str, status: int, content_type: str, body: bytes) -> requests.Response:
+    """A ``requests.Response`` rebuilt from a stored exchange (offline replay), read like a received one."""
+    response = requests.Response()
+    response.status_code = status
+    response._content = body  # the documented way to give a Response its body without a socket
+    response.headers["Content-Type"] = content_type
+    response.url = url
+    response.encoding = "utf-8"
+    response.reason = "replayed"
+    return response
+
+
 def _path(url: str | None) -> str:
     """The URL without its query string (which may carry values not meant for messages)."""
     return (url or "").split("?", 1)[0]

@@ -8,7 +8,7 @@ Routes used (service model §3.2): ``GET /projects`` (project ids), ``GET /proje
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -92,17 +92,34 @@ class RestClient:
         self._settings = settings
         self._session = session
         self._auth = BearerAuth(tokens)
+        #: the offline cache's hook, set by the connection: ``exchange(path, params, what, send)`` returns the
+        #: response of one GET, calling ``send()`` to really send it (store) or not at all (replay)
+        self.exchange: Callable[..., requests.Response] | None = None
 
     def __repr__(self) -> str:
         return f"<RestClient {self._settings.api_url}>"
 
-    def _get(self, path: str, *, what: str, not_found: Any = None) -> Any:
-        url = self._settings.api_url + path
-        response = _http.send(
-            self._session, "GET", url, timeout=self._settings.timeout, what=what, auth=self._auth
-        )
+    def _get(self, path: str, *, what: str, not_found: Any = None, params: Any = None) -> Any:
+        response = self._send(path, what=what, params=params)
         _http.raise_for_status(response, what=what, not_found=not_found)
         return _http.json_body(response, what=what)
+
+    def _send(self, path: str, *, what: str, params: Any = None) -> requests.Response:
+        """The response of one GET under the API root: every REST call of this client goes through here."""
+        url = self._settings.api_url + path
+
+        def send() -> requests.Response:
+            return _http.send(
+                self._session,
+                "GET",
+                url,
+                timeout=self._settings.timeout,
+                what=what,
+                auth=self._auth,
+                params=params,
+            )
+
+        return send() if self.exchange is None else self.exchange(path, params, what, send)
 
     def _unknown_project(self, pid: str) -> tuple[str, str]:
         return (

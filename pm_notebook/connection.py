@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -39,6 +38,7 @@ from .sql import dbapi
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import pyarrow as pa
+    import requests
 
 __all__ = ["Connection", "Fetched", "connect"]
 
@@ -101,6 +101,7 @@ class Connection:
         self._local = threading.local()  # per-thread "store this call" (magic --cache)
         caching = caching or CacheSettings()
         self.configure_cache(cache=caching.cache, replay=caching.replay, cache_dir=caching.cache_dir)
+        self.rest.exchange = self._exchange
 
     @property
     def settings(self) -> Settings:
@@ -190,53 +191,47 @@ class Connection:
         self._results.store_rest("connection", [], record)
         self._recorded = True
 
-    def _rest(
-        self, call: str, args: list[str], live: Callable[[], Any], encode: Callable, decode: Callable
-    ) -> Any:
-        self._check_open()
+    def _exchange(
+        self, path: str, params: Any, what: str, send: Callable[[], requests.Response]
+    ) -> requests.Response:
+        """Every REST GET of :attr:`rest` comes here: replayed, or sent and (when storing) stored.
+
+        Hooked at the one place REST answers arrive, so every listing (and any REST call added later) is
+        covered; a 200 or a 404 is an answer worth replaying, anything else (401, 5xx) is not stored.
+        """
         mode = self._mode()
         if mode == "replay":
-            return decode(self._results.load_rest(call, args))
-        value = live()
-        if mode == "store":
+            status, content_type, body = self._results.load_response(path, params, what)
+            return _http.stored_response(self._settings.api_url + path, status, content_type, body)
+        response = send()
+        if mode == "store" and response.status_code in (200, 404):
             self._record_connection()
-            self._results.store_rest(call, args, encode(value))
-        return value
+            content_type = response.headers.get("Content-Type", "application/json")
+            self._results.store_response(path, params, response.status_code, content_type, response.content)
+        return response
 
     def projects(self) -> list[Project]:
         """The workgroup's projects (``GET /pub/projects`` plus each project's details).
 
         Turn the list into a DataFrame with ``pm_notebook.api.to_frame(conn.projects())``.
         """
-        return self._rest(
-            "projects",
-            [],
-            self.rest.projects,
-            lambda v: [_plain(p) for p in v],
-            lambda v: [Project(**p) for p in v],
-        )
+        self._check_open()
+        return self.rest.projects()
 
     def project(self, project_id: Project | str) -> Project:
         """One project's details; :class:`~pm_notebook.errors.NotFound` if unknown or not visible."""
-        pid = project_id.id if isinstance(project_id, Project) else project_id
-        return self._rest(
-            "project", [str(pid)], lambda: self.rest.project(project_id), _plain, lambda v: Project(**v)
-        )
+        self._check_open()
+        return self.rest.project(project_id)
 
     def tables(self, project: Project | str) -> list[Table]:
         """The tables of *project* (a :class:`Project` or its id) that this workgroup may query."""
-        pid = project.id if isinstance(project, Project) else project
-        return self._rest(
-            "tables",
-            [str(pid)],
-            lambda: self.rest.tables(project),
-            lambda v: [_plain(t) for t in v],
-            lambda v: [Table(**t) for t in v],
-        )
+        self._check_open()
+        return self.rest.tables(project)
 
     def workgroup(self) -> Workgroup:
         """The workgroup's metadata (name, validity dates, ...)."""
-        return self._rest("workgroup", [], self.rest.workgroup, _plain, lambda v: Workgroup(**v))
+        self._check_open()
+        return self.rest.workgroup()
 
     def close(self) -> None:
         """Release the HTTP connections (and, once opened, the SQL transports); calling it twice is fine."""
@@ -265,12 +260,6 @@ class Connection:
 
     def _sql(self) -> sql.Transports:
         self._check_open()
-        if self._replay:  # every replayable call is answered before this; the rest needs the service
-            raise ReplayMiss(
-                "Replay mode opens no SQL connection, and this call cannot be answered from the cache.",
-                hint="Use conn.query / fetch / query_arrow / query_chunks / to_parquet, which replay; "
-                "dbapi() needs the service.",
-            )
         if self._sql_transports is None:
             s = self._settings
             self._sql_transports = sql.Transports(
@@ -281,6 +270,23 @@ class Connection:
                 timeout=max(300.0, s.timeout[1]),
             )
         return self._sql_transports
+
+    def resolve_transport(self, name: str | None = None) -> str:
+        """The concrete transport a statement with ``transport=name`` goes through (default: the connection's
+        :attr:`sql_transport`; ``"auto"`` is resolved by probing once).
+
+        In replay mode nothing is probed: ``"auto"`` is the transport that served the stored ``"auto"``
+        statements (so an answer's ``attrs["transport"]`` is the live run's).
+        """
+        wanted = (name or self.sql_transport or "auto").lower()
+        if self._replay:
+            self._check_open()
+            if wanted not in sql.TRANSPORTS:
+                raise ConfigurationError(
+                    f"Unknown SQL transport {wanted!r}.", hint=f"Use one of {', '.join(sql.TRANSPORTS)}."
+                )
+            return wanted if wanted != "auto" else self._results.auto_transport()
+        return self._sql().resolve(wanted)
 
     def _close_sql(self) -> None:
         transports, self._sql_transports = self._sql_transports, None
@@ -527,13 +533,14 @@ class Connection:
 
     def dbapi(self, *, transport: str | None = None) -> dbapi.Connection:
         """A PEP 249 connection (paramstyle ``qmark``) on its own transport, for ``pandas.read_sql`` etc."""
+        if self._replay:
+            raise ReplayMiss(
+                "Replay mode opens no SQL connection, and a DB-API connection cannot be replayed.",
+                hint="Use conn.query / fetch / query_arrow / query_chunks / to_parquet, which replay; "
+                "dbapi() needs the service.",
+            )
         name = self._sql().resolve(transport or self.sql_transport)
         return dbapi.Connection(lambda: self._sql().new(name), to_arrow=frames.batch_to_arrow)
-
-
-def _plain(record: Any) -> dict:
-    """A REST record (frozen dataclass) as a JSON-able dict of its fields, ``extra`` included."""
-    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
 
 
 def connect(

@@ -83,7 +83,8 @@ def test_replay_with_values_of_an_unused_port_never_connects(
         _use_env(monkeypatch, env)
         with pm_notebook.connect(replay=True, cache_dir=folder, use_keyring=False) as conn:
             _replay_the_notebook(conn, stored)
-            for call in (conn.workgroup, conn.rest.projects, lambda: conn.query("SELECT 2")):
+            misses = (conn.workgroup, lambda: conn.project("nope"), lambda: conn.query("SELECT 2"))
+            for call in (*misses, conn.tokens.token, conn.dbapi):
                 with pytest.raises(ReplayMiss):
                     call()
         with pytest.raises(BlockingIOError):  # nobody knocked

@@ -197,12 +197,47 @@ def test_rest_listings_replay(live, replay) -> None:
     tables = {p.id: live.tables(p) for p in projects}
     one = live.project(projects[0].id)
     workgroup = live.workgroup()
+    with pytest.raises(pm_notebook.NotFound) as live_404:
+        live.tables("no-such-project")
     r = replay()
     assert r.projects() == projects and r.project(projects[0]) == one
     assert {p.id: r.tables(p.id) for p in projects} == tables
     assert r.workgroup() == workgroup and r.workgroup().extra == workgroup.extra
-    with pytest.raises(ReplayMiss, match=r"tables\('no-such-project'\) is not stored.*Stored for: tables\("):
+    with pytest.raises(pm_notebook.NotFound) as replayed_404:  # a 404 is an answer: it replays as one
         r.tables("no-such-project")
+    assert str(replayed_404.value) == str(live_404.value)
+    with pytest.raises(ReplayMiss) as miss:
+        r.tables("other-project")
+    text = str(miss.value)
+    assert (
+        "the answer to tables of project other-project (GET /datasources/other-project) is not stored" in text
+    )
+    assert "Stored for that route: /datasources/" in text and f"/datasources/{projects[0].id}" in text
+    assert "PM_CACHE=1" in text
+
+
+def test_a_corrupted_rest_answer_is_reported(live, replay, cache_dir) -> None:
+    live.workgroup()
+    (stored,) = [p for p in cache_dir.glob("rest-*.json") if json.loads(p.read_text())["call"] == "GET"]
+    raw = json.loads(stored.read_text())
+    raw["value"]["body"] = raw["value"]["body"].replace("name", "nom", 1)  # edited after it was stored
+    stored.write_text(json.dumps(raw))
+    with pytest.raises(CacheError, match=r"stored answer to workgroup info \(GET /workgroups/.*corrupted"):
+        replay().workgroup()
+
+
+def test_replay_resolves_auto_to_the_transport_that_served_it(live, replay, vertex) -> None:
+    live.sql_transport = "avatica"  # what "auto" would have probed, made deterministic for the test
+    live.query(f"SELECT COUNT(*) AS n FROM {vertex}")
+    live.sql_transport = "auto"
+    r = replay()
+    with pytest.raises(ReplayMiss, match="no statement run with transport 'auto'"):
+        r.resolve_transport()
+    live.query(f"SELECT COUNT(*) AS n FROM {vertex}")
+    served = live.resolve_transport()
+    assert r.resolve_transport() == served and r.resolve_transport("jdbc") == "jdbc"
+    with pytest.raises(pm_notebook.ConfigurationError, match="Unknown SQL transport"):
+        r.resolve_transport("odbc")
 
 
 def test_columns_and_other_helpers_replay_through_the_same_path(live, replay, vertex) -> None:
