@@ -5,7 +5,7 @@ entry is two files named by the entry's key:
 
 - ``<key>-<hash>.parquet``: the rows, as the Arrow table the live query produced (columns stored under
   positional names, so results with duplicate column names survive Parquet);
-- ``<key>.json``: what was asked (SQL, type-tagged parameters, the transport asked for), what answered (the
+- ``<key>.json``: what was asked (SQL, typed parameters, the transport asked for), what answered (the
   transport that ran it, whether a row cap cut it), when, the column names and types, and the SHA-256 of
   the Parquet file.
 
@@ -55,44 +55,59 @@ _WHAT_TO_DO = (
 
 
 def tag_params(params: Sequence[Any]) -> list[list[Any]]:
-    """Parameters as JSON with a type tag each: ``[["int", 1], ["float", "1.0"], ["str", "1"]]``.
+    """Parameters as JSON, each with its SQL type: ``[["BIGINT", 1], ["DOUBLE", "1.0"], ["VARCHAR", "1"]]``.
 
-    Floats and decimals are kept as text (exact, and ``1.0`` stays apart from ``1``); dates and datetimes
-    in ISO form. The values must already have passed :func:`pm_notebook.sql.check_params`.
+    The values are those :func:`pm_notebook.sql.check_params` accepted: plain Python values, or classified
+    parameters (objects with a Druid ``type`` and a canonical ``value``), which keep their own type.
+    Doubles and decimals are kept as text (exact, and ``1.0`` stays apart from ``1``); dates and datetimes
+    in ISO form.
 
     >>> tag_params([1, 1.0, "1", None, True])
-    [['int', 1], ['float', '1.0'], ['str', '1'], ['null', None], ['bool', True]]
+    [['BIGINT', 1], ['DOUBLE', '1.0'], ['VARCHAR', '1'], ['NULL', None], ['BOOLEAN', True]]
     """
     tagged: list[list[Any]] = []
     for value in params:
-        if value is None:
-            tagged.append(["null", None])
+        kind = getattr(value, "type", None)
+        if isinstance(kind, str) and hasattr(value, "value"):  # already classified: keep its SQL type
+            inner = value.value
+            tagged.append([kind.upper(), repr(inner) if isinstance(inner, float) else _plain_value(inner)])
+        elif value is None:
+            tagged.append(["NULL", None])
         elif isinstance(value, bool):
-            tagged.append(["bool", value])
+            tagged.append(["BOOLEAN", value])
         elif isinstance(value, int):
-            tagged.append(["int", value])
+            tagged.append(["BIGINT", value])
         elif isinstance(value, float):
-            tagged.append(["float", repr(value)])
+            tagged.append(["DOUBLE", repr(value)])
         elif isinstance(value, decimal.Decimal):
-            tagged.append(["decimal", str(value)])
+            tagged.append(["DECIMAL", str(value)])
         elif isinstance(value, dt.datetime):
-            tagged.append(["datetime", value.isoformat()])
+            tagged.append(["TIMESTAMP", value.isoformat()])
         elif isinstance(value, dt.date):
-            tagged.append(["date", value.isoformat()])
+            tagged.append(["DATE", value.isoformat()])
         elif isinstance(value, str):
-            tagged.append(["str", value])
+            tagged.append(["VARCHAR", value])
         else:  # check_params admits nothing else; a clear error beats a wrong key
             raise ConfigurationError(f"Parameter {value!r:.40} cannot be stored in the result cache.")
     return tagged
+
+
+def _plain_value(value: Any) -> Any:
+    """A classified parameter's canonical value as JSON (it is one already, but be safe with the exotic)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    return str(value)
 
 
 def _show_params(tagged: Sequence[Sequence[Any]]) -> str:
     """The parameters as a reader writes them: ``[1, 1.0, '1']``."""
     shown = []
     for kind, value in tagged:
-        if kind in ("float", "decimal"):
-            shown.append(value if kind == "float" else f"Decimal('{value}')")
-        elif kind in ("date", "datetime"):
+        if kind == "DOUBLE":
+            shown.append(str(value))
+        elif kind == "DECIMAL":
+            shown.append(f"Decimal('{value}')")
+        elif kind in ("TIMESTAMP", "DATE"):
             shown.append(f"{kind} {value}")
         else:
             shown.append(repr(value))

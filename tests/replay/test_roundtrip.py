@@ -270,3 +270,23 @@ def test_the_cache_folder_holds_no_secret_and_no_token(live, sandbox, cache_dir,
     for path in files:
         data = path.read_bytes()
         assert secret.encode() not in data and token.encode() not in data and b"eyJ" not in data, path.name
+
+
+def test_parameters_keep_their_sql_type_in_the_key() -> None:
+    """Plain values and classified parameters (a Druid type + canonical value, as the SQL layer may hand
+    them over) are both tagged with their SQL type, so equal-looking values of other types never collide."""
+    from dataclasses import dataclass
+
+    from pm_notebook._cache import ResultCache, tag_params
+
+    @dataclass(frozen=True)
+    class Classified:  # the shape of a classified parameter: its Druid type and canonical value
+        type: str
+        value: object
+
+    plain = tag_params([1, 1.0, "1", True, None])
+    assert plain == [["BIGINT", 1], ["DOUBLE", "1.0"], ["VARCHAR", "1"], ["BOOLEAN", True], ["NULL", None]]
+    classified = [Classified("BIGINT", 1), Classified("DOUBLE", 1.0), Classified("VARCHAR", "1")]
+    assert tag_params(classified) == plain[:3]
+    keys = {ResultCache.key("SELECT ?", tag_params([v]), "auto") for v in (1, 1.0, "1", True)}
+    assert len(keys) == 4
