@@ -20,7 +20,7 @@ CELLS = [
     "%pmsql --columns cases",
     "%%pmsql -o acts\nSELECT vertex_name, COUNT(*) AS n FROM {vertex} GROUP BY 1 ORDER BY 2 DESC, 1",
     "few = acts['vertex_name'].head(2).tolist()",
-    "%%pmsql --limit 3\nSELECT caseid, duration FROM {cases} WHERE duration > :floor ORDER BY caseid",
+    "%%pmsql --limit 3\nSELECT caseid, duration FROM {cases} WHERE duration > :floor ORDER BY __time",
     "%%pmsql --chunks 40 -o parts --no-display\nSELECT vertex_name FROM {vertex} WHERE vertex_name IN (:few)",
     "sizes = [len(p) for p in parts]",
     "%pmsql",

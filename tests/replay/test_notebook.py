@@ -29,7 +29,7 @@ CELLS = [
     "typed = conn.query(\n"
     '    "SELECT __time, caseid, duration, duration > ? AS long_case, "\n'
     '    "CASE WHEN MOD(duration, 3) = 0 THEN NULL ELSE concurrency END AS concurrency, distinct_vertices "\n'
-    "    f'FROM \"{project.id}\" ORDER BY caseid LIMIT 6',\n"
+    "    f'FROM \"{project.id}\" ORDER BY __time LIMIT 6',\n"
     "    [10**9],\n"
     ")\ntyped.dtypes",
     "typed",

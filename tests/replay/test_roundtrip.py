@@ -26,7 +26,7 @@ TYPED = (
     "CASE WHEN MOD(duration, 6) = 0 THEN NULL ELSE __time END AS tn, "
     "CASE WHEN MOD(duration, 7) = 0 THEN NULL ELSE duration END AS n, "
     "CASE WHEN MOD(duration, 2) = 0 THEN NULL ELSE ARRAY[vertex_name, NULL, 'ü'] END AS arr "
-    "FROM {vertex} WHERE duration > ? ORDER BY caseid, __time, vertex_name LIMIT 150"
+    "FROM {vertex} WHERE duration > ? ORDER BY __time LIMIT 150"
 )
 
 
@@ -164,7 +164,7 @@ def _entry_files(cache_dir, sql: str):
 
 @pytest.mark.parametrize("damage", ["flip a byte", "cut short", "data file lost", "garbled description"])
 def test_a_corrupted_or_partial_entry_is_reported(live, replay, vertex, cache_dir, damage) -> None:
-    sql = f"SELECT caseid, duration FROM {vertex} ORDER BY caseid LIMIT 50"
+    sql = f"SELECT caseid, duration FROM {vertex} ORDER BY __time LIMIT 50"
     live.query(sql)
     description, data = _entry_files(cache_dir, sql)
     if damage == "flip a byte":
@@ -184,7 +184,7 @@ def test_a_corrupted_or_partial_entry_is_reported(live, replay, vertex, cache_di
 
 
 def test_storing_again_replaces_the_entry_atomically(live, replay, vertex, cache_dir) -> None:
-    sql = f"SELECT caseid FROM {vertex} ORDER BY caseid LIMIT 3"
+    sql = f"SELECT caseid FROM {vertex} ORDER BY __time LIMIT 3"
     live.query(sql)
     live.query(sql)
     assert len(list(cache_dir.glob("*.parquet"))) == 1  # the previous rows are not left behind
