@@ -25,6 +25,7 @@ from ._version import __version__
 from .connection import Connection, connect
 from .errors import (
     AuthenticationError,
+    CacheError,
     ClosedError,
     ConfigurationError,
     DriverError,
@@ -36,6 +37,7 @@ from .errors import (
     PMError,
     QueryCancelled,
     QueryError,
+    ReplayMiss,
     RequestTimeout,
     SchemaError,
     ServiceUnavailable,
@@ -45,6 +47,7 @@ from .errors import (
 
 __all__ = [
     "AuthenticationError",
+    "CacheError",
     "ClosedError",
     "Column",
     "ColumnMapping",
@@ -63,6 +66,7 @@ __all__ = [
     "Project",
     "QueryCancelled",
     "QueryError",
+    "ReplayMiss",
     "RequestTimeout",
     "SchemaError",
     "ServiceUnavailable",

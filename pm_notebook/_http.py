@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 import requests
-from requests.adapters import HTTPAdapter
+from requests.adapters import BaseAdapter, HTTPAdapter
 from urllib3.exceptions import ReadTimeoutError
 from urllib3.util.retry import Retry
 
@@ -37,6 +37,7 @@ from .errors import (
     NotFound,
     PermissionDenied,
     PMError,
+    ReplayMiss,
     RequestTimeout,
     ServiceUnavailable,
     TokenRejected,
@@ -119,6 +120,50 @@ def build_session(settings: Settings, *, retry: Retry | None = None) -> requests
     session.headers["Accept"] = "application/json"
     session.auth = _NoNetrc()
     return session
+
+
+class OfflineAdapter(BaseAdapter):
+    """Mounted on a replay connection's session: every request is refused before any socket is opened."""
+
+    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
+        raise ReplayMiss(
+            f"Replay mode sends no request, but {request.method} {_path(request.url)} was needed "
+            "and nothing stored answers it.",
+            hint="Run the notebook once against the service with caching on (PM_CACHE=1), then replay it.",
+        )
+
+    def close(self) -> None:
+        """Nothing to release: this adapter never opens a connection."""
+
+
+def set_offline(session: requests.Session, settings: Settings, offline: bool) -> None:
+    """Refuse every request of *session* (replay), or mount the normal retrying adapters again."""
+    adapter: BaseAdapter = (
+        OfflineAdapter()
+        if offline
+        else HTTPAdapter(
+            max_retries=retry_policy(settings.retries, settings.backoff_factor, settings.backoff_max)
+        )
+    )
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+
+
+def stored_response(url: str, status: int, content_type: str, body: bytes) -> requests.Response:
+    """A ``requests.Response`` rebuilt from a stored exchange (offline replay), read like a received one."""
+    response = requests.Response()
+    response.status_code = status
+    response._content = body  # the documented way to give a Response its body without a socket
+    response.headers["Content-Type"] = content_type
+    response.url = url
+    response.encoding = "utf-8"
+    response.reason = "replayed"
+    return response
+
+
+def _path(url: str | None) -> str:
+    """The URL without its query string (which may carry values not meant for messages)."""
+    return (url or "").split("?", 1)[0]
 
 
 class _NoNetrc(requests.auth.AuthBase):

@@ -30,7 +30,9 @@ from ._secret import Secret
 from .errors import ConfigurationError, redact
 
 __all__ = [
+    "CACHE_ENV_VARS",
     "ENV_VARS",
+    "CacheSettings",
     "KEYRING_SERVICE",
     "Settings",
     "avatica_url_from_jdbc",
@@ -39,6 +41,8 @@ __all__ = [
     "mask_jdbc_url",
     "normalise_auth_url",
     "normalise_base_url",
+    "cache_settings",
+    "replay_settings",
     "resolve",
     "split_jdbc_url",
     "sql_http_url_from_jdbc",
@@ -388,6 +392,17 @@ def _gather(
     return values, sources
 
 
+def check_option_names(options: Mapping[str, Any]) -> None:
+    """Refuse option names :func:`resolve` does not know (a typo must not pass silently)."""
+    unknown = sorted(set(options) - set(_OPTION_NAMES) - {"env_file", "use_keyring", "environ"})
+    if unknown:
+        raise ConfigurationError(
+            f"Unknown connection option(s): {', '.join(unknown)}.",
+            hint=f"Valid options: {', '.join(_OPTION_NAMES)}, env_file, use_keyring, "
+            "cache, replay, cache_dir.",
+        )
+
+
 def resolve(
     base_url: str | None = None,
     auth_url: str | None = None,
@@ -414,12 +429,7 @@ def resolve(
     """
     client_secret = _wrap("client_secret", client_secret)
     environ = _MaskedEnv(os.environ if environ is None else environ)
-    unknown = sorted(set(options) - set(_OPTION_NAMES))
-    if unknown:
-        raise ConfigurationError(
-            f"Unknown connection option(s): {', '.join(unknown)}.",
-            hint=f"Valid options: {', '.join(_OPTION_NAMES)}, env_file, use_keyring.",
-        )
+    check_option_names(options)
     given = {
         "base_url": base_url,
         "auth_url": auth_url,
@@ -465,3 +475,105 @@ def resolve(
     )
     logger.debug("settings resolved: %r (sources %s)", settings, sources)  # the repr masks every secret
     return settings
+
+
+#: offline cache option -> environment variable holding it
+CACHE_ENV_VARS: Mapping[str, str] = {"cache": "PM_CACHE", "replay": "PM_REPLAY", "cache_dir": "PM_CACHE_DIR"}
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    """How a connection uses the offline result cache (see :mod:`pm_notebook._cache`).
+
+    :param cache: store every SQL result and REST listing in the cache folder.
+    :param replay: answer from the cache only: no network, no credentials needed.
+    :param cache_dir: the cache folder (relative paths are relative to the working directory).
+    :param sources: where each value came from (``argument``, ``env``, ``default``).
+    """
+
+    cache: bool = False
+    replay: bool = False
+    cache_dir: str = ".pm_cache"
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+
+def _flag(name: str, value: Any, source: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    where = f"{CACHE_ENV_VARS[name]}={value!r:.40}" if source == "env" else f"{name}={value!r:.40}"
+    raise ConfigurationError(
+        f"{where} is not a yes/no value.", hint=f"Use {name}=True/False, or {CACHE_ENV_VARS[name]}=1 or 0."
+    )
+
+
+def cache_settings(
+    cache: bool | None = None,
+    replay: bool | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> CacheSettings:
+    """Resolve the offline cache options: the argument, else ``PM_CACHE`` / ``PM_REPLAY`` / ``PM_CACHE_DIR``.
+
+    ``PM_CACHE=1`` stores every result a notebook queries; ``PM_REPLAY=1`` answers every query from the
+    store, so a notebook that connects with a bare ``pm_notebook.connect()`` needs no change for either.
+
+    :raises ConfigurationError: a flag is not a yes/no value, or the folder is not a path.
+
+    >>> cache_settings(environ={"PM_REPLAY": "1"}).replay
+    True
+    """
+    environ = os.environ if environ is None else environ
+    given = {"cache": cache, "replay": replay, "cache_dir": cache_dir}
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for key, value in given.items():
+        env_value = environ.get(CACHE_ENV_VARS[key])
+        if value is not None:
+            values[key], sources[key] = value, "argument"
+        elif env_value is not None and env_value.strip():
+            values[key], sources[key] = env_value.strip(), "env"
+        else:
+            values[key], sources[key] = getattr(CacheSettings, key), "default"
+    folder = values["cache_dir"]
+    if not isinstance(folder, (str, os.PathLike)) or not str(folder).strip():
+        raise ConfigurationError(
+            f"cache_dir must be a folder path, got {type(folder).__name__} {folder!r:.40}.",
+            hint="For example connect(cache_dir='.pm_cache') or PM_CACHE_DIR=.pm_cache.",
+        )
+    return CacheSettings(
+        cache=_flag("cache", values["cache"], sources["cache"]),
+        replay=_flag("replay", values["replay"], sources["replay"]),
+        cache_dir=os.fspath(folder),
+        sources=sources,
+    )
+
+
+def replay_settings(recorded: Mapping[str, Any] | None) -> Settings:
+    """Connection values for a replay connection made without any: those recorded beside the cache, if any.
+
+    They only name the service (reprs, ``%pmsql`` status); replay never sends a request. The secret is
+    empty: it is neither recorded nor needed.
+    """
+    recorded = recorded or {}
+    base = recorded.get("base_url") or "http://replay.invalid"
+    auth = recorded.get("auth_url") or base + "/realms/replay"
+    jdbc = recorded.get("jdbc_url") or derive_jdbc_url(base)
+    try:
+        return Settings(
+            base_url=normalise_base_url(base),
+            auth_url=normalise_auth_url(auth),
+            client_id=str(recorded.get("client_id") or "replay"),
+            client_secret=Secret(""),
+            jdbc_url=_check_jdbc_url(jdbc),
+            sql_http_url=sql_http_url_from_jdbc(jdbc),
+            sources={k: "cache" for k in ("base_url", "auth_url", "client_id", "jdbc_url")},
+        )
+    except ConfigurationError:  # a hand-edited record: fall back to the neutral placeholder
+        if not recorded:
+            raise
+        return replay_settings(None)

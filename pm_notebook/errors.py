@@ -18,7 +18,9 @@ catching ``PMError`` never hides a bug in our code or in the caller's::
     ├── QueryError                  the SQL engine refused or failed a statement (sqlstate, error_code)
     │   └── QueryCancelled          the statement was cancelled (KeyboardInterrupt, timeout)
     ├── SchemaError                 a project's tables lack a column an analysis needs (also a LookupError)
-    └── MissingDependency           an optional extra is not installed (also an ImportError)
+    ├── MissingDependency           an optional extra is not installed (also an ImportError)
+    ├── CacheError                  a stored result (offline cache) is unreadable, corrupted or partial
+    └── ReplayMiss                  replay mode, and nothing stored answers this SQL / these parameters
 
 Misuse of the API (using a closed connection, say) raises :class:`ClosedError`, a
 ``RuntimeError`` and deliberately *not* a ``PMError``.
@@ -34,6 +36,7 @@ import re
 
 __all__ = [
     "AuthenticationError",
+    "CacheError",
     "ClosedError",
     "ConfigurationError",
     "DriverError",
@@ -45,6 +48,7 @@ __all__ = [
     "PermissionDenied",
     "QueryCancelled",
     "QueryError",
+    "ReplayMiss",
     "RequestTimeout",
     "SchemaError",
     "ServiceUnavailable",
@@ -193,6 +197,14 @@ class QueryError(PMError):
 
 class QueryCancelled(QueryError):
     """The statement was cancelled before it finished; the connection stays usable."""
+
+
+class CacheError(PMError):
+    """A result stored in the offline cache cannot be used: unreadable, or its content hash does not match."""
+
+
+class ReplayMiss(PMError):
+    """Replay mode found no stored result for this call; the message says what differs from what is stored."""
 
 
 class ClosedError(RuntimeError):

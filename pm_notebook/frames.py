@@ -55,6 +55,7 @@ __all__ = [
     "rechunk",
     "to_pandas",
     "write_parquet",
+    "write_table_parquet",
 ]
 
 _TS = pa.timestamp("ms", tz="UTC")
@@ -410,16 +411,24 @@ def write_parquet(
 
     :raises ConfigurationError: *path* is not a usable file path (see :func:`parquet_target`).
     """
+    return _write_tables(arrow_schema(columns), rechunk(columns, batches, chunk_rows), path)
+
+
+def write_table_parquet(table: pa.Table, path: Any) -> int:
+    """Write a whole Arrow table to a Parquet file at *path*, all or nothing like :func:`write_parquet`."""
+    return _write_tables(table.schema, [table], path)
+
+
+def _write_tables(schema: pa.Schema, tables: Iterable[pa.Table], path: Any) -> int:
     import pyarrow.parquet as pq
 
     target = parquet_target(path)
-    schema = arrow_schema(columns)
     rows = 0
     # Same folder, so the final rename is atomic on one file system (and never crosses devices).
     fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as sink, pq.ParquetWriter(sink, schema) as writer:
-            for table in rechunk(columns, batches, chunk_rows):
+            for table in tables:
                 writer.write_table(table)
                 rows += table.num_rows
         if target.exists():  # keep the mode of the file replaced (mkstemp makes it private, 0600)

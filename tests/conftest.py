@@ -20,12 +20,13 @@ import pytest
 
 SANDBOX_CASES = 300
 PM_ENV_KEYS = ("PM_BASE_URL", "PM_AUTH_URL", "PM_CLIENT_ID", "PM_CLIENT_SECRET", "PM_JDBC_URL")
+CACHE_ENV_KEYS = ("PM_CACHE", "PM_REPLAY", "PM_CACHE_DIR")
 
 
 @pytest.fixture(autouse=True)
 def _clean_pm_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the developer's own PM_* connection values."""
-    for key in PM_ENV_KEYS:
+    for key in PM_ENV_KEYS + CACHE_ENV_KEYS:  # a developer's PM_REPLAY must not turn every test offline
         monkeypatch.delenv(key, raising=False)
 
 

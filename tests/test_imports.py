@@ -55,7 +55,9 @@ RULES: dict[str, set[str]] = {
     "sql._protocol": {"sql.base", "sql.params", "sql._errors"},  # sans-IO: no I/O module
     "sql.*": {"auth", "_http", "config"},
     "frames": {"sql.base"},  # for typing only
-    "connection": {"config", "auth", "api", "sql", "frames", "_http", "mining"},
+    # the offline result cache: files in, Arrow tables out; the connection decides when to use it
+    "_cache": set(),
+    "connection": {"config", "auth", "api", "sql", "frames", "_http", "mining", "_cache"},
     # process-mining answers: core, built on the Connection it is handed (imported for typing only);
     # never IPython, widgets or the sandbox
     "mining.*": set(),

@@ -35,11 +35,15 @@ Query:       --limit N          fetch at most N rows (0 = all; default: %config 
              --chunks N         stream: the result is an iterator of DataFrames of up to N rows
              --to-parquet PATH  write the whole result to a Parquet file
              --explain          show Druid's plan (EXPLAIN PLAN FOR ...)
+             --cache            also store the result in the cache folder, for offline replay
 Listings:    --tables           tables of the chosen project (or of every project)
              --columns TABLE    columns of TABLE (a name, or cases / vertex / edge)
 Other:       -v/--verbose       show the SQL sent and full tracebacks on errors
              -h/--help          this text
 Settings:    %config PmSql.autolimit = 1000 (also displaylimit, transport, verbose, progress)
+Replay:      %config PmSql.cache = True   store every result (as --cache; or PM_CACHE=1)
+             %config PmSql.replay = True  answer from the cache, no network (or PM_REPLAY=1)
+             %config PmSql.cache_dir = 'folder'   (default .pm_cache; or PM_CACHE_DIR)
 """.replace("<transports>", " | ".join(TRANSPORTS))  # the names come from the sql package only
 
 
@@ -59,6 +63,7 @@ class MagicArgs:
     chunks: int | None = None
     to_parquet: str | None = None
     explain: bool = False
+    cache: bool = False
     tables: bool = False
     columns: str | None = None
     project: str | None = None
@@ -83,6 +88,7 @@ _OPTIONS: dict[str, tuple[str, str]] = {
     "--chunks": ("chunks", "positive"),
     "--to-parquet": ("to_parquet", "str"),
     "--explain": ("explain", "flag"),
+    "--cache": ("cache", "flag"),
     "--tables": ("tables", "flag"),
     "--columns": ("columns", "str"),
     "--project": ("project", "str"),

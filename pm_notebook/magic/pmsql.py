@@ -15,12 +15,13 @@ import time
 import uuid
 from collections import ChainMap
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
-from traitlets import Bool, Enum, Float, Int, TraitError, validate
+from traitlets import Bool, Enum, Float, Int, TraitError, Unicode, validate
 
 from ..connection import Connection
 from ..errors import PMError
@@ -72,6 +73,22 @@ class PmSql(Magics):
     progress = Bool(True, config=True, help="Show elapsed time and rows fetched for long queries.")
     progress_delay = Float(1.0, config=True, help="Seconds a query runs before its progress line appears.")
     chunk_rows = Int(10_000, config=True, help="Rows fetched per round trip while streaming a result.")
+    cache = Bool(
+        False,
+        config=True,
+        help="Store every result and listing in the cache folder for offline replay (--cache on every cell).",
+    )
+    replay = Bool(
+        False,
+        config=True,
+        help="Answer every query from the cache folder: no network, no credentials (also PM_REPLAY=1).",
+    )
+    cache_dir = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="The cache folder; None: the connection's (PM_CACHE_DIR, else .pm_cache beside the notebook).",
+    )
 
     @validate("chunk_rows")
     def _positive_chunk_rows(self, proposal: Any) -> int:
@@ -139,9 +156,32 @@ class PmSql(Magics):
         self, args: MagicArgs, ns: Mapping[str, Any], call: _Call, *, line_form: bool, verbose: bool
     ) -> Any:
         session = self.session
+        options: dict[str, Any] = {"replay": True} if self.replay else {}
+        if self.cache_dir:
+            options["cache_dir"] = self.cache_dir
         conn = session.connection(
-            ns, variable=args.connection, reconnect=args.connect, env_file=args.env_file
+            ns, variable=args.connection, reconnect=args.connect, env_file=args.env_file, options=options
         )
+        if (
+            options
+        ):  # %config PmSql.replay / cache_dir apply to the connection the magic uses, whoever made it
+            conn.configure_cache(**options)
+        store = args.cache or self.cache
+        with conn.storing() if store else nullcontext():
+            return self._steps(conn, args, ns, call, line_form=line_form, verbose=verbose, store=store)
+
+    def _steps(
+        self,
+        conn: Connection,
+        args: MagicArgs,
+        ns: Mapping[str, Any],
+        call: _Call,
+        *,
+        line_form: bool,
+        verbose: bool,
+        store: bool,
+    ) -> Any:
+        session = self.session
         if args.project:
             session.choose_project(conn, args.project)
         if args.tables:
@@ -154,7 +194,7 @@ class PmSql(Magics):
             connected = not args.project or args.connect or args.env_file or args.connection
             self._show(TextView(session.status(conn, connected=bool(connected))))
             return None
-        return self._query(conn, args, ns, call, line_form=line_form, verbose=verbose)
+        return self._query(conn, args, ns, call, line_form=line_form, verbose=verbose, store=store)
 
     def _query(
         self,
@@ -165,6 +205,7 @@ class PmSql(Magics):
         *,
         line_form: bool,
         verbose: bool,
+        store: bool = False,
     ) -> Any:
         rendered = render(args.sql, ns.__getitem__, identifier=lambda name: self.session.shortcut(conn, name))
         call.sql = rendered.sql
@@ -185,7 +226,9 @@ class PmSql(Magics):
                 self._show(TextView(f"Wrote {rows:,} rows to {args.to_parquet} in {elapsed:.2f} s."))
             return None
         if args.chunks:
-            chunks = conn.query_chunks(sql, params, chunk_rows=args.chunks, transport=transport)
+            # the iterator runs after this cell's storing() block: ask for storing explicitly
+            cache = True if store else None
+            chunks = conn.query_chunks(sql, params, chunk_rows=args.chunks, transport=transport, cache=cache)
             if args.output:
                 self._ipython.user_ns[args.output] = chunks
                 if args.display:

@@ -42,13 +42,17 @@ class Session:
         variable: str | None = None,
         reconnect: bool = False,
         env_file: str | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> Connection:
         """The connection to use: the one held in *variable*, a new one, or the current one (made if none).
 
         :param variable: ``--connection VAR``: a Python variable of *ns* holding a Connection.
         :param reconnect: ``--connect``: connect anew from ``PM_*`` variables, ``.env`` or the keyring.
         :param env_file: ``--env-file PATH``: connect anew with that file's values.
+        :param options: more :func:`pm_notebook.connect` arguments for a connection made here
+            (``replay``, ``cache_dir``).
         """
+        options = dict(options or {})
         if variable:
             if variable not in ns:
                 raise ConfigurationError(
@@ -65,10 +69,10 @@ class Session:
             self.adopt(conn, owned=False)
             return conn
         if reconnect or env_file:
-            self.adopt(connect(**_env_file_values(env_file)), owned=True)
+            self.adopt(connect(**_env_file_values(env_file), **options), owned=True)
         current = _context.get_current()
         if current is None:
-            current = connect()
+            current = connect(**options)
             self.adopt(current, owned=True)
         return current
 
