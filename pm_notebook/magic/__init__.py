@@ -3,8 +3,8 @@
 One module per job: :mod:`.pmsql` (the ``%pmsql`` / ``%%pmsql`` magic class: dispatch and fetching),
 :mod:`.args` (parsing), :mod:`.template` (``{name}`` / ``:name``), :mod:`.session` (connection adoption and
 the chosen project), :mod:`.projects` (project shortcuts and listings), :mod:`.display` (what a cell shows),
-:mod:`.completion` (tab completion). Another magic class joins :data:`MAGICS` and shares the shell's
-:class:`~.session.Session`.
+:mod:`.completion` (tab completion), and :mod:`.pm` (the ``%pm`` process-mining answers). Every magic class
+in :data:`MAGICS` shares the shell's :class:`~.session.Session` (connection and chosen project).
 
 Tab completion inside ``%pmsql`` lines and ``%%pmsql`` cells (table names, ``{cases}``-style shortcuts, column
 names of the chosen project's tables, options) is an IPython completion matcher (API v2), so it works in the
@@ -21,13 +21,14 @@ from __future__ import annotations
 from typing import Any
 
 from .completion import matcher
+from .pm import Pm
 from .pmsql import PmSql
 from .session import Session
 
-__all__ = ["MAGICS", "PmSql", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = ["MAGICS", "Pm", "PmSql", "load_ipython_extension", "unload_ipython_extension"]
 
 #: the magic classes the extension registers; each has ``matcher_identifier`` and ``complete(context)``
-MAGICS: tuple[type, ...] = (PmSql,)
+MAGICS: tuple[type, ...] = (PmSql, Pm)
 
 
 def load_ipython_extension(ipython: Any) -> None:

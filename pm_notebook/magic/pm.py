@@ -1,0 +1,190 @@
+"""``%pm``: the process-mining answers of :meth:`pm_notebook.Connection.mining` in one line.
+
+``%pm summary``, ``%pm variants --top 10 --by model``, ``%pm map --paths 0.3`` … on the project chosen with
+``--project`` (here or in ``%pmsql``), shown with the same footer and error conventions as ``%pmsql``; the
+answer is kept with ``-o NAME``; ``--sql`` shows the Druid SQL statements the answer ran instead of its table
+(some statements are written from an earlier one's result, so they are found by running them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import time
+from collections.abc import Callable
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
+from traitlets import Int
+
+from ..connection import Connection
+from ..errors import ConfigurationError, PMError
+from .display import Footer, ResultView, TextView, format_error
+from .session import Session
+
+__all__ = ["ANSWERS", "Pm", "parse_pm_args"]
+
+#: answer name -> (method of the process log, the options it takes)
+ANSWERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "summary": ("summary", ()),
+    "variants": ("variants", ("top", "by")),
+    "throughput": ("throughput", ("by",)),
+    "activities": ("activities", ()),
+    "transitions": ("transitions", ()),
+    "bottlenecks": ("bottlenecks", ("k", "metric")),
+    "rework": ("rework", ("by", "top")),
+    "cases": ("cases_over_time", ("freq",)),
+    "map": ("process_map", ("metric", "stat", "activities", "paths")),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse would exit the kernel
+        raise ConfigurationError(f"%pm: {message}.", hint="%pm --help lists the answers and their options.")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="%pm", add_help=False, description="Process-mining answers computed by Druid SQL.")
+    p.add_argument("answer", nargs="?", choices=sorted(ANSWERS), help="the answer to compute")
+    p.add_argument("--project", help="project name or id (default: the one chosen before)")
+    p.add_argument("-o", "--output", help="keep the answer in this Python variable")
+    p.add_argument(
+        "--sql", action="store_true", help="show the answer's Druid SQL statements instead of its table"
+    )
+    p.add_argument("--completed", action="store_true", help="completed cases only")
+    p.add_argument("--include-excluded", action="store_true", help="keep the excluded cases")
+    p.add_argument("--top", type=int, help="variants, rework: how many rows")
+    p.add_argument(
+        "--by", help="variants: process|model; throughput: variant|week|<dimension>; rework: activity|case"
+    )
+    p.add_argument("--k", type=int, help="bottlenecks: how many transitions")
+    p.add_argument("--metric", help="bottlenecks: p90|total; map: frequency|performance")
+    p.add_argument("--stat", help="map: the waiting-time statistic (median, mean, p90, ...)")
+    p.add_argument("--freq", help="cases: the period (ISO 8601, e.g. P1W, P1M)")
+    p.add_argument("--activities", type=float, help="map: share of activities kept (0-1)")
+    p.add_argument("--paths", type=float, help="map: share of paths kept (0-1)")
+    p.add_argument("-h", "--help", action="store_true")
+    return p
+
+
+PARSER = _parser()
+USAGE = PARSER.format_help()
+
+
+def parse_pm_args(line: str) -> argparse.Namespace:
+    """Parse a ``%pm`` line; options that the chosen answer does not take are refused by name."""
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise ConfigurationError(f"%pm: {exc}.", hint="Close the quote.") from None
+    args = PARSER.parse_args(words)
+    if args.answer is not None:
+        allowed = set(ANSWERS[args.answer][1])
+        names = ("top", "by", "k", "metric", "stat", "freq", "activities", "paths")
+        given = [n for n in names if getattr(args, n) is not None]
+        wrong = [n for n in given if n not in allowed]
+        if wrong:
+            takes = ", ".join(f"--{n}" for n in ANSWERS[args.answer][1]) or "no answer options"
+            raise ConfigurationError(
+                f"%pm {args.answer} does not take --{wrong[0]}.", hint=f"%pm {args.answer} takes {takes}."
+            )
+    return args
+
+
+@magics_class
+class Pm(Magics):
+    """``%pm <answer> [options]``: summary, variants, throughput, activities, transitions, bottlenecks,
+    rework, cases (over time), map — on the chosen project (``%config Pm.displaylimit`` rows shown)."""
+
+    #: the identifier of this magic's completion matcher (found again by ``%unload_ext``)
+    matcher_identifier = "pm_notebook.pm"
+
+    displaylimit = Int(20, config=True, help="Rows of an answer shown under the cell; 0 = all.")
+
+    def __init__(self, shell: Any = None, session: Session | None = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.session = session or Session()
+
+    @no_var_expand
+    @line_magic
+    def pm(self, line: str) -> Any:
+        """A process-mining answer of the chosen project; ``%pm --help`` lists them."""
+        try:
+            args = parse_pm_args(line)
+            if args.help or args.answer is None:
+                self._show(TextView(USAGE))
+                return None
+            return self._answer(args)
+        except (PMError, KeyboardInterrupt) as err:
+            raise UsageError(format_error(err, verbose=True)) from err  # no traceback to offer
+
+    def complete(self, context: Any) -> dict:
+        """Complete the answer names after ``%pm``."""
+        text = getattr(context, "token", "") or ""
+        line = getattr(context, "line_with_cursor", "") or ""
+        if not line.lstrip().startswith("%pm ") or line.lstrip().startswith("%pmsql"):
+            return {"completions": [], "suppress": False}
+        from IPython.core.completer import SimpleCompletion
+
+        names = [n for n in sorted(ANSWERS) if n.startswith(text)]
+        return {"completions": [SimpleCompletion(n, type="keyword") for n in names], "suppress": False}
+
+    # --- steps -------------------------------------------------------------------------------------------
+    def _answer(self, args: argparse.Namespace) -> Any:
+        conn = self.session.connection(self.shell.user_ns if self.shell else {})
+        if args.project:
+            self.session.choose_project(conn, args.project)
+        log = conn.mining(self._project(conn), include_excluded=args.include_excluded)
+        if args.completed:
+            log = log.completed_only()
+        method, options = ANSWERS[args.answer]
+        kwargs = {name: getattr(args, name) for name in options if getattr(args, name) is not None}
+        answer: Callable[..., Any] = getattr(log, method)
+        started = time.monotonic()
+        result = answer(**kwargs)
+        elapsed = time.monotonic() - started
+        if args.answer == "map":
+            return self._map(result, args, elapsed, conn.resolve_transport())
+        if args.sql:
+            self._show(TextView(result.attrs.get("sql", "") + ";"))
+        else:
+            footer = Footer(
+                rows=len(result),
+                columns=len(result.columns),
+                elapsed=elapsed,
+                transport=result.attrs.get("transport"),
+            )
+            self._show(ResultView(result, footer, displaylimit=self.displaylimit))
+        return self._keep(result, args)
+
+    def _map(self, pmap: Any, args: argparse.Namespace, elapsed: float, transport: str) -> Any:
+        if args.sql:
+            self._show(TextView(pmap.sql + ";"))
+        else:
+            self._show(pmap)
+            shown = f"{len(pmap.nodes)} activities, {len(pmap.edges)} paths"
+            self._show(TextView(f"{shown} · {elapsed:.2f} s · via {transport}"))
+        return self._keep(pmap, args)
+
+    def _project(self, conn: Connection) -> Any:
+        choice = self.session.choice(conn)
+        if choice is None:
+            raise ConfigurationError(
+                "%pm needs a project.",
+                hint='Choose one: %pm summary --project "Purchase to Pay" (or %pmsql --project).',
+            )
+        return choice.project
+
+    def _keep(self, value: Any, args: argparse.Namespace) -> None:
+        if args.output:
+            self.shell.user_ns[args.output] = value  # type: ignore[union-attr]
+        return None
+
+    def _show(self, obj: Any) -> None:
+        """Publish *obj* through this shell (as ``%pmsql`` does), so any shell can host the magic."""
+        data, metadata = self.shell.display_formatter.format(obj)  # type: ignore[union-attr]
+        self.shell.display_pub.publish(data, metadata)  # type: ignore[union-attr]
+
+
+Pm.pm.__doc__ = f"{Pm.pm.__doc__}\n\n{USAGE}"

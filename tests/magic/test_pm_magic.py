@@ -1,0 +1,86 @@
+"""``%pm``: the process-mining answers in one line, with %pmsql's footer and error conventions."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+
+from pm_notebook.errors import ConfigurationError
+from pm_notebook.magic.pm import ANSWERS, parse_pm_args
+
+from .conftest import displayed
+
+
+def test_each_answer_is_the_process_logs_answer_with_a_footer(pshell, conn, project):
+    log = conn.mining(project)
+    pshell.run_cell("%pm summary -o s")
+    summary = pshell.user_ns["s"]
+    pd.testing.assert_frame_equal(summary, log.summary())
+    assert summary.attrs["sql"] == log.summary().attrs["sql"]
+    footer = displayed(pshell)[-1].splitlines()[-1]
+    assert footer.startswith("1 row × ") and footer.endswith(f" · via {conn.resolve_transport()}")
+    pshell.run_cell("%pm variants --top 3 --by model -o v")
+    pd.testing.assert_frame_equal(pshell.user_ns["v"], log.variants(top=3, by="model"))
+    pshell.run_cell("%pm bottlenecks --k 4 --metric total -o b")
+    pd.testing.assert_frame_equal(pshell.user_ns["b"], log.bottlenecks(k=4, metric="total"))
+    pshell.run_cell("%pm cases --freq P1M -o c")
+    pd.testing.assert_frame_equal(pshell.user_ns["c"], log.cases_over_time("P1M"))
+
+
+def test_completed_and_project_options(shell, conn, project, sandbox_store, sandbox):
+    shell.run_cell(f'%pm summary --project "{project.name}" --include-excluded -o everything')
+    db = sandbox_store.database(sandbox.workgroups["demo"].client_id)
+    cases = db.execute(f'SELECT COUNT(*) FROM druid."{project.id}"').fetchone()[0]
+    assert int(shell.user_ns["everything"]["cases"].iloc[0]) == cases  # excluded cases kept
+    shell.run_cell("%pm summary --completed -o done")
+    assert int(shell.user_ns["done"]["cases"].iloc[0]) <= cases
+
+
+def test_map_shows_svg_and_png_and_keeps_the_map(pshell):
+    pshell.run_cell("%pm map --paths 0.5 -o pmap")
+    pmap = pshell.user_ns["pmap"]
+    bundles = [out["data"] for out in pshell.displayed]
+    assert any("image/svg+xml" in b and "image/png" in b for b in bundles)
+    assert displayed(pshell)[-1].startswith(f"{len(pmap.nodes)} activities, {len(pmap.edges)} paths")
+
+
+def test_sql_shows_the_statements_instead_of_the_table(pshell, conn, project):
+    pshell.run_cell("%pm activities --sql")
+    text = displayed(pshell)[-1]
+    assert text == conn.mining(project).activities().attrs["sql"] + ";"
+    assert "<table" not in displayed(pshell, "text/html")[-1]
+
+
+def test_errors_are_usage_errors_with_the_hint(shell):
+    with pytest.raises(UsageError) as info:
+        shell.run_line_magic("pm", "variants --k 3")
+    message = str(info.value)
+    assert "%pm variants does not take --k" in message and "takes --top, --by" in message
+    assert "Traceback" not in message and "--verbose" not in message
+    with pytest.raises(UsageError, match="invalid choice: 'nonsense'"):
+        shell.run_line_magic("pm", "nonsense")
+
+
+def test_without_a_project_it_says_how_to_choose_one(shell):
+    with pytest.raises(UsageError, match='(?s)%pm needs a project.*--project "Purchase to Pay"'):
+        shell.run_line_magic("pm", "summary")
+
+
+def test_help_lists_every_answer(shell):
+    shell.run_cell("%pm --help")
+    text = displayed(shell)[-1]
+    assert all(name in text for name in ANSWERS)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('summary --project "unclosed', "No closing quotation"),
+        ("map --top 3", "does not take --top"),
+        ("variants --top x", "invalid int value"),
+    ],
+)
+def test_bad_lines_get_specific_errors(line, message):
+    with pytest.raises(ConfigurationError, match=message):
+        parse_pm_args(line)
