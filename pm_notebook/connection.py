@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import _http, frames, sql
+from ._cells import cell_int
 from ._models import (
     Column,
     ColumnMapping,
@@ -263,7 +264,7 @@ class Connection:
             Column(
                 name=str(r.COLUMN_NAME),
                 data_type=str(r.DATA_TYPE),
-                ordinal=int(r.ORDINAL_POSITION),
+                ordinal=cell_int(r.ORDINAL_POSITION),
                 nullable=str(r.IS_NULLABLE).upper() != "NO",
             )
             for r in frame.itertuples(index=False)
