@@ -18,9 +18,11 @@ install: $(STAMP)
 system-deps:
 	bash scripts/system-deps.sh
 
+# ruff, then mypy (what it checks and how strictly: [tool.mypy] in pyproject.toml).
 lint: install
 	$(BIN)/ruff check pm_notebook tests bench notebooks docs/conf.py conftest.py scripts
 	$(BIN)/ruff format --check pm_notebook tests bench notebooks docs/conf.py conftest.py scripts
+	$(BIN)/mypy
 
 # The docs site (Sphinx + MyST-NB): warnings are errors.
 docs: install

@@ -9,6 +9,8 @@ In a notebook: ``%load_ext pm_notebook`` then ``%%pmsql``.
 
 from __future__ import annotations
 
+import typing as _typing
+
 from . import errors as _errors
 from ._models import (
     Column,
@@ -44,6 +46,9 @@ from .errors import (
     TokenRejected,
     TransportError,
 )
+
+if _typing.TYPE_CHECKING:  # pragma: no cover
+    from IPython.core.interactiveshell import InteractiveShell
 
 __all__ = [
     "AuthenticationError",
@@ -87,14 +92,14 @@ for _name in _errors.__all__:
         _obj.__module__ = "pm_notebook"
 
 
-def load_ipython_extension(ipython) -> None:  # pragma: no cover - exercised through IPython
+def load_ipython_extension(ipython: InteractiveShell) -> None:  # pragma: no cover - run by IPython
     """``%load_ext pm_notebook``: registers ``%pmsql`` / ``%%pmsql`` (IPython is imported only here)."""
     from .magic import load_ipython_extension as _load
 
     _load(ipython)
 
 
-def unload_ipython_extension(ipython) -> None:  # pragma: no cover - exercised through IPython
+def unload_ipython_extension(ipython: InteractiveShell) -> None:  # pragma: no cover - run by IPython
     """``%unload_ext pm_notebook``: removes the magics again."""
     from .magic import unload_ipython_extension as _unload
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 __all__ = [
     "Column",
@@ -41,7 +42,7 @@ class Project:
     description: str | None = None
     creation_date: str | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -64,7 +65,7 @@ class Table:
         """The name quoted for Druid SQL (names contain hyphens: always double-quote)."""
         return '"' + self.name.replace('"', '""') + '"'
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -77,7 +78,7 @@ class Column:
     ordinal: int  # 1-based, as ORDINAL_POSITION
     nullable: bool = True
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -92,9 +93,9 @@ class Workgroup:
     expiration_date: str | None = None
     is_demo_workgroup: bool | None = None
     data_version: str | None = None
-    extra: dict = field(default_factory=dict, compare=False, repr=False)
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("extra")
         return d
@@ -109,7 +110,7 @@ class Variant:
     occurrences: int | None = None
     project_id: str | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -121,7 +122,7 @@ class GraphVertex:
     name: str | None = None
     category: str | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -133,7 +134,7 @@ class GraphEdge:
     source: str
     destination: str
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -169,7 +170,7 @@ class VertexInstance:
     event_instance: int | None
     concurrent: tuple[tuple[str | None, int | None], ...] = ()
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -184,7 +185,7 @@ class EdgeInstance:
     destination_name: str | None
     destination_event: int | None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -216,7 +217,7 @@ class MappedColumn:
     unit: str | None = None
     time_format: str | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -248,5 +249,5 @@ class MappingInfo:
     case_scope: bool | None = None
     unit: str | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)

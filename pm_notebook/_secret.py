@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 __all__ = ["Masked", "MaskedBytes", "Secret"]
 
 
@@ -18,6 +20,7 @@ class Secret:
     """
 
     __slots__ = ("_value",)
+    _value: str
 
     def __init__(self, value: str | Secret) -> None:
         if isinstance(value, Secret):
@@ -52,7 +55,7 @@ class Secret:
     def __hash__(self) -> int:
         return hash(("Secret", self._value))
 
-    def __reduce__(self):
+    def __reduce__(self) -> NoReturn:
         raise TypeError("Secret values are not picklable")
 
 

@@ -61,7 +61,7 @@ def to_frame(records: Iterable[Any], record_type: type | None = None) -> pd.Data
     import pandas as pd  # pandas is heavy and only needed here; keeps the REST path light
 
     items = [records] if is_dataclass(records) or isinstance(records, Mapping) else list(records)
-    rows = []
+    rows: list[dict[str, Any]] = []
     columns: list[str] | None = None
     if record_type is not None and is_dataclass(record_type):
         columns = [f.name for f in fields(record_type) if f.name != "extra"]
@@ -440,7 +440,8 @@ class RestClient:
         data = self._get(path, what=what, not_found=lambda: self._unknown_project(pid))
         if not isinstance(data, Mapping) or not isinstance(data.get("exists"), bool):
             raise self._shape_error(what, '{"exists": true|false}', data)
-        return data["exists"]
+        exists: bool = data["exists"]
+        return exists
 
     def column_mapping(self, project: Project | str) -> ColumnMapping:
         """*project*'s column mapping (``GET .../column-mapping``), columns in source-file order.

@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -165,7 +165,7 @@ class _Form(Mapping[str, str]):
         value = self._fields[key]
         return value.reveal() if isinstance(value, Secret) else value
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._fields)
 
     def __len__(self) -> int:
@@ -346,7 +346,8 @@ class BearerAuth(requests.auth.AuthBase):
     def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
         token = self._provider.token()
         r.headers["Authorization"] = f"Bearer {token.access_token.reveal()}"
-        r.register_hook("response", partial(self._on_response, token))
+        # types-requests leaves register_hook unannotated
+        r.register_hook("response", partial(self._on_response, token))  # type: ignore[no-untyped-call]
         return r
 
     def _on_response(self, token: Token, response: requests.Response, **kwargs: Any) -> requests.Response:

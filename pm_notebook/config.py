@@ -20,7 +20,7 @@ import logging
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -342,7 +342,7 @@ class _MaskedEnv(Mapping[str, str]):
     def __getitem__(self, key: str) -> str:
         return self._data[key]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._data)
 
     def __len__(self) -> int:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _http, frames, sql
 from ._cache import ResultCache
+from ._cells import cell_int
 from ._models import (
     Column,
     ColumnMapping,
@@ -403,7 +404,7 @@ class Connection:
             Column(
                 name=str(r.COLUMN_NAME),
                 data_type=str(r.DATA_TYPE),
-                ordinal=int(r.ORDINAL_POSITION),
+                ordinal=cell_int(r.ORDINAL_POSITION),
                 nullable=str(r.IS_NULLABLE).upper() != "NO",
             )
             for r in frame.itertuples(index=False)

@@ -33,6 +33,8 @@ token or a JWT from server-provided text before it is stored.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 __all__ = [
     "AuthenticationError",
@@ -93,11 +95,12 @@ class PMError(Exception):
     def __str__(self) -> str:
         return f"{self.message}\n  Hint: {self.hint}" if self.hint else self.message
 
-    def __reduce__(self):  # keep pickling (multiprocessing, IPython) working with keyword fields
+    def __reduce__(self) -> tuple[Callable[[type[PMError], dict[str, Any]], PMError], tuple[Any, ...]]:
+        # keep pickling (multiprocessing, IPython) working with keyword fields
         return (_rebuild, (type(self), self.__dict__.copy()))
 
 
-def _rebuild(cls: type[PMError], state: dict) -> PMError:
+def _rebuild(cls: type[PMError], state: dict[str, Any]) -> PMError:
     err = cls.__new__(cls)
     Exception.__init__(err, state.get("message", ""))
     err.__dict__.update(state)

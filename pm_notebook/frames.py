@@ -180,7 +180,7 @@ def _record_batches(batch: Any) -> list[pa.RecordBatch]:
 def _as_batches(arrays: list[Any], schema: pa.Schema) -> list[pa.RecordBatch]:
     """Record batches of typed columns; chunked columns give one batch per common chunk (slices, no copy)."""
     if any(isinstance(a, pa.ChunkedArray) for a in arrays):
-        batches = pa.Table.from_arrays(arrays, schema=schema).to_batches()
+        batches: list[pa.RecordBatch] = pa.Table.from_arrays(arrays, schema=schema).to_batches()
         if batches:
             return batches
         arrays = [pa.array([], f.type) for f in schema]
@@ -226,7 +226,7 @@ def _csv_type(target: pa.DataType) -> pa.DataType:
 
 
 def _is_text(target: pa.DataType) -> bool:
-    return pa.types.is_string(target) or pa.types.is_large_string(target) or pa.types.is_list(target)
+    return bool(pa.types.is_string(target) or pa.types.is_large_string(target) or pa.types.is_list(target))
 
 
 _NULL = pa.scalar(b"null", pa.binary())
@@ -366,7 +366,9 @@ def to_pandas(table: pa.Table, *, consume: bool = False, transport: str | None =
     lists = {i: table.column(i).to_pylist() for i in list_columns}
     for i in reversed(list_columns):
         table = table.remove_column(i)
-    frame = table.to_pandas(types_mapper=_PANDAS_TYPES.get, split_blocks=True, self_destruct=consume)
+    frame: pd.DataFrame = table.to_pandas(
+        types_mapper=_PANDAS_TYPES.get, split_blocks=True, self_destruct=consume
+    )
     del table
     for i in list_columns:
         column = pd.Series(lists.pop(i), index=frame.index, dtype=object)

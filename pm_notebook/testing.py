@@ -55,13 +55,21 @@ def _testing_shell_class() -> type:
             return result
 
         @property
-        def displayed(self) -> list[dict]:
+        def displayed(self) -> list[dict[str, Any]]:
             """Displays since :meth:`clear_displayed`: dicts with ``data``, ``transient``, ``update``."""
-            return self.display_pub.outputs
+            return self._publisher().outputs
 
         def clear_displayed(self) -> None:
             """Forget the recorded displays."""
-            self.display_pub.outputs.clear()
+            self._publisher().outputs.clear()
+
+        def _publisher(self) -> CapturingDisplayPublisher:
+            publisher = self.display_pub
+            if not isinstance(publisher, CapturingDisplayPublisher):  # a shell made without create()
+                raise AttributeError(
+                    f"{type(publisher).__name__} records no displays; use TestingShell.create()"
+                )
+            return publisher
 
     TestingShell.__module__ = __name__
     return TestingShell

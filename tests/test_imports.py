@@ -5,7 +5,7 @@
    a module may import from inside the package only what its row below allows. Imports under
    ``if TYPE_CHECKING:`` are ignored (they never run); imports inside functions count, because a lazy
    import is still a dependency. The stdlib-only leaves (``errors``, ``_secret``, ``_version``,
-   ``_models``) may be imported by any module; they themselves import nothing from the package.
+   ``_models``, ``_cells``) may be imported by any module; they themselves import nothing from the package.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def test_import_pm_notebook_stays_light() -> None:
     assert offenders == []
 
 
-LEAVES = {"errors", "_secret", "_version", "_models"}
+LEAVES = {"errors", "_secret", "_version", "_models", "_cells"}
 #: module (or "family.*") -> package modules it may import besides the leaves;
 #: a family (sql, magic, widgets, sandbox) may also import its own members
 RULES: dict[str, set[str]] = {
@@ -44,6 +44,7 @@ RULES: dict[str, set[str]] = {
     "_secret": set(),
     "_version": set(),
     "_models": set(),
+    "_cells": set(),
     "config": set(),
     "_http": {"config"},
     "auth": {"_http", "config"},
@@ -70,7 +71,7 @@ RULES: dict[str, set[str]] = {
 }
 #: entry points that compose everything (front door, CLIs): only checked for "core never imports UI/sandbox"
 FREE = {"__init__", "__main__", "demo"}
-LEAF_ONLY = {"errors", "_secret", "_version", "_models"}
+LEAF_ONLY = {"errors", "_secret", "_version", "_models", "_cells"}
 
 
 def _modules() -> dict[str, Path]:

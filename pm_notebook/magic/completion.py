@@ -10,18 +10,21 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .. import _context
 from .args import OPTION_NAMES
 from .session import Session
+
+if TYPE_CHECKING:  # pragma: no cover
+    from IPython.core.completer import CompletionContext, SimpleMatcherResult
 
 __all__ = ["complete", "completion_words", "matcher"]
 
 logger = logging.getLogger(__name__)
 
 
-def complete(context: Any, session: Session, *, magic: str = "pmsql") -> dict:
+def complete(context: CompletionContext, session: Session, *, magic: str = "pmsql") -> SimpleMatcherResult:
     """The completions for an IPython ``CompletionContext`` *context*; nothing outside ``%magic`` code."""
     from IPython.core.completer import SimpleCompletion
 
@@ -61,10 +64,12 @@ def completion_words(session: Session) -> dict[str, str]:
     return words
 
 
-def matcher(complete: Callable[[Any], dict], identifier: str) -> Callable[[Any], dict]:
+def matcher(
+    complete: Callable[[CompletionContext], SimpleMatcherResult], identifier: str
+) -> Callable[[CompletionContext], SimpleMatcherResult]:
     """Wrap *complete* as an IPython matcher (API v2) named *identifier* (so unloading can find it)."""
 
-    def match(context: Any) -> dict:
+    def match(context: CompletionContext) -> SimpleMatcherResult:
         return complete(context)
 
     match.matcher_api_version = 2  # type: ignore[attr-defined]

@@ -17,7 +17,7 @@ from collections import ChainMap
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
@@ -32,6 +32,9 @@ from .display import Footer, ProgressLine, ResultView, TextView, format_error
 from .projects import columns_frame, tables_frame
 from .session import Session
 from .template import TemplateError, render
+
+if TYPE_CHECKING:  # pragma: no cover
+    from IPython.core.completer import CompletionContext, SimpleMatcherResult
 
 __all__ = ["PmSql"]
 
@@ -119,7 +122,7 @@ class PmSql(Magics):
     @no_var_expand  # `{name}` is ours: IPython must not paste values into the SQL line
     @needs_local_scope
     @line_cell_magic
-    def pmsql(self, line: str, cell: str | None = None, local_ns: dict | None = None) -> Any:
+    def pmsql(self, line: str, cell: str | None = None, local_ns: dict[str, Any] | None = None) -> Any:
         """Run Druid SQL against the process-mining service; ``%pmsql --help`` lists the options."""
         try:
             args = parse_args(line, cell)
@@ -147,7 +150,7 @@ class PmSql(Magics):
             )
             raise UsageError(message) from err
 
-    def complete(self, context: Any) -> dict:
+    def complete(self, context: CompletionContext) -> SimpleMatcherResult:
         """Complete table names, ``{cases}``-style shortcuts and column names inside ``%pmsql`` code."""
         return completion.complete(context, self.session, magic="pmsql")
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._cells import cell_int
 from .._models import Project
 from ..errors import ConfigurationError, NotFound
 from ._schema import Schema, quote, read_schema
@@ -51,7 +52,7 @@ _PERIOD_ALIASES = {
 }
 _STATS = ("mean", "median", "p90", "total", "min", "max")
 
-Fragment = tuple[str, tuple]
+Fragment = tuple[str, tuple[Any, ...]]
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ class ProcessLog:
     @classmethod
     def open(cls, conn: Connection, project: Project | str, *, include_excluded: bool = False) -> ProcessLog:
         """Resolve *project* (a :class:`Project`, a project id or a project name) and read its schema."""
+        resolved: Project | None
         if isinstance(project, Project):
             resolved = project
         elif isinstance(project, str) and project.strip():
@@ -147,14 +149,17 @@ class ProcessLog:
             self._schema_cache = read_schema(self._project.id, lambda sql, p: self._conn.query(sql, p))
         return self._schema_cache
 
-    def _with(self, **changes: Any) -> ProcessLog:
-        state = {
-            "schema": self._schema(),
-            "filters": self._filters,
-            "include_excluded": self._include_excluded,
-        }
-        state.update(changes)
-        return ProcessLog(self._conn, self._project, **state)
+    def _with(
+        self, *, filters: tuple[_Filter, ...] | None = None, include_excluded: bool | None = None
+    ) -> ProcessLog:
+        """A copy of this log (same schema) with *filters* and/or *include_excluded* replaced."""
+        return ProcessLog(
+            self._conn,
+            self._project,
+            schema=self._schema(),
+            filters=self._filters if filters is None else filters,
+            include_excluded=self._include_excluded if include_excluded is None else include_excluded,
+        )
 
     def _add(self, label: str, build: Callable[[Schema, str], Fragment | None]) -> ProcessLog:
         build(self._schema(), "cases")  # resolve the columns now: a bad filter fails where it is written
@@ -306,7 +311,10 @@ class ProcessLog:
             if built is not None:
                 direct.append(built)
             else:
-                case_level.append(f.build(schema, "cases"))  # type: ignore[arg-type]
+                on_cases = f.build(schema, "cases")
+                if on_cases is None:  # every filter has a cases-table form (see _Filter)
+                    raise TypeError(f"filter {f.label!r} cannot be written on the cases table")
+                case_level.append(on_cases)
         excluded = None if self._include_excluded else schema.lookup("_excluded_cases")
         if kind == "cases":
             if excluded:
@@ -330,7 +338,7 @@ class ProcessLog:
             return "", ()
         return " WHERE " + " AND ".join(s for s, _ in parts), sum((p for _, p in parts), ())
 
-    def _run(self, sql: str, params: Sequence = ()) -> pd.DataFrame:
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
         return self._conn.query(sql, list(params))
 
     def _answer(self, frame: pd.DataFrame, statements: list[str], **attrs: Any) -> pd.DataFrame:
@@ -365,9 +373,9 @@ class ProcessLog:
             f"(SELECT {key} FROM {s.table('cases')}{where_c} GROUP BY {key})"
         )
         c = self._run(sql_cases, pc)
-        events = int(self._run(sql_events, pv).iloc[0, 0])
-        variants = int(self._run(sql_variants, pc).iloc[0, 0])
-        n = int(c["cases"].iloc[0])
+        events = cell_int(self._run(sql_events, pv).iloc[0, 0])
+        variants = cell_int(self._run(sql_variants, pc).iloc[0, 0])
+        n = cell_int(c["cases"].iloc[0])
         row = {
             "cases": n,
             "events": events,
@@ -390,7 +398,7 @@ class ProcessLog:
         s = self._schema()
         where_c, pc = self._where("cases")
         sql = f'SELECT COUNT(*) AS "cases" FROM {s.table("cases")}{where_c}'
-        return int(self._run(sql, pc).iloc[0, 0]), sql
+        return cell_int(self._run(sql, pc).iloc[0, 0]), sql
 
     def variants(self, top: int = 20, by: str = "process") -> pd.DataFrame:
         """The *top* variants by cases: ordered activities, cases, share, cumulative share, median and p90
@@ -416,14 +424,15 @@ class ProcessLog:
         frame.insert(
             2 if names else 1,
             "activities",
-            pd.array([sequences.get(str(x), "") for x in frame["example_case"]], dtype="string"),
+            # pandas-stubs: insert() refuses an ExtensionArray, which pandas accepts as a column
+            pd.array([sequences.get(str(x), "") for x in frame["example_case"]], dtype="string"),  # type: ignore[arg-type]
         )
         frame["cases"] = frame["cases"].astype("Int64")
         share = (
             frame["cases"].astype("float64") / total if total else frame["cases"].astype("float64") * np.nan
         )
-        frame.insert(frame.columns.get_loc("cases") + 1, "share", share)
-        frame.insert(frame.columns.get_loc("share") + 1, "cumulative_share", share.cumsum())
+        frame.insert(_after(frame, "cases"), "share", share)
+        frame.insert(_after(frame, "share"), "cumulative_share", share.cumsum())
         frame["median_duration"] = _ms(frame["median_duration"])
         frame["p90_duration"] = _ms(frame["p90_duration"])
         return self._answer(frame, [sql, sql_total, *sql_seq], total_cases=total)
@@ -667,7 +676,7 @@ class ProcessLog:
             f"(SELECT {case} FROM {s.table('edge')}{where_e} GROUP BY {case})"
         )
         frame = self._run(sql, pe)
-        deviating = int(self._run(sql_dev, pe).iloc[0, 0])
+        deviating = cell_int(self._run(sql_dev, pe).iloc[0, 0])
         total, sql_total = self._total_cases()
         frame["transitions"] = frame["transitions"].astype("Int64")
         frame["cases"] = frame["cases"].astype("Int64")
@@ -712,7 +721,7 @@ class ProcessLog:
             title=self._project.name or self._project.id,
         )
 
-    def event_sql(self, dimensions: Iterable[str] | str | None = "all") -> tuple[str, tuple]:
+    def event_sql(self, dimensions: Iterable[str] | str | None = "all") -> tuple[str, tuple[Any, ...]]:
         """The statement (and its parameters) :meth:`to_pm4py` runs: one row per task with pm4py's names."""
         s = self._schema()
         case, act, t, end = (s.col("vertex", r) for r in ("case", "activity", "time", "end"))
@@ -804,10 +813,18 @@ def _timestamp(value: Any, name: str) -> dt.datetime:
         ts = pd.Timestamp(value)
     except (ValueError, TypeError):
         raise ConfigurationError(f"between(): {name} {value!r} is not a date or timestamp.") from None
-    if ts is pd.NaT:
+    if pd.isna(ts):  # NaT
         raise ConfigurationError(f"between(): {name} {value!r} is not a date or timestamp.")
     ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
     return ts.to_pydatetime()
+
+
+def _after(frame: pd.DataFrame, column: str) -> int:
+    """The position just after *column* (a name the frame holds once)."""
+    position = frame.columns.get_loc(column)
+    if not isinstance(position, int):  # a repeated name: these frames never have one
+        raise TypeError(f"column {column!r} is not unique")
+    return position + 1
 
 
 def _period_ms(period: str) -> int:
@@ -844,4 +861,4 @@ def _pairs(allowed: Any) -> list[tuple[str, str]]:
             raise ConfigurationError(
                 "conformance(): every allowed transition must be a (source, target) pair."
             )
-    return list(dict.fromkeys(pairs))  # type: ignore[arg-type]
+    return list(dict.fromkeys(pairs))

@@ -19,13 +19,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from .._cells import cell_float, cell_int
 from ..errors import ConfigurationError, MissingDependency
 
 __all__ = ["ProcessMap", "render"]
@@ -258,14 +259,14 @@ class ProcessMap:
             elif name == END:
                 attrs = 'shape=doublecircle, label="", width=0.25, fillcolor="#b5514b", color="#7a2f2a"'
             else:
-                detail = format_duration(getattr(row, self.stat)) if perf else f"{int(row.frequency):,}"
-                share = float(row.frequency) / freq_top
+                detail = format_duration(getattr(row, self.stat)) if perf else f"{cell_int(row.frequency):,}"
+                share = cell_float(row.frequency) / freq_top
                 fill = _blend((0xEA, 0xF1, 0xF8), (0x2C, 0x5D, 0x8F), share)
                 font = "white" if share > 0.55 else "black"
                 attrs = f'label="{_esc(name)}\\n{detail}", fillcolor="{fill}", fontcolor="{font}"'
             lines.append(f"  {ids[name]} [{attrs}];")
         for row, w in zip(edges.itertuples(index=False), weight, strict=True):
-            label = format_duration(getattr(row, self.stat)) if perf else f"{int(row.frequency):,}"
+            label = format_duration(getattr(row, self.stat)) if perf else f"{cell_int(row.frequency):,}"
             pen = 0.8 + 5.2 * (float(w) / top if top else 0)
             lines.append(
                 f'  {ids[str(row.source)]} -> {ids[str(row.target)]} [label="{label}", penwidth={pen:.2f}];'
@@ -304,7 +305,9 @@ class ProcessMap:
         return {"image/svg+xml": self.svg(), "image/png": self.png(), "text/plain": repr(self)}
 
     def __repr__(self) -> str:
-        inner = lambda f: int((~f["activity"].isin([START, END])).sum())  # noqa: E731
+        def inner(f: pd.DataFrame) -> int:
+            return int((~f["activity"].isin([START, END])).sum())
+
         view = self.metric if self.metric == "frequency" else f"performance ({self.stat})"
         return (
             f"<ProcessMap {self.title!r}: {inner(self._nodes)} of {inner(self._nodes_all)} activities, "
@@ -333,7 +336,7 @@ class ProcessMap:
         starts: dict[str, int] = {}
         ends: dict[str, int] = {}
         for row in self._edges.itertuples(index=False):
-            src, dst, n = str(row.source), str(row.target), int(row.frequency)
+            src, dst, n = str(row.source), str(row.target), cell_int(row.frequency)
             if src == START and dst != END:
                 starts[dst] = n
             elif dst == END and src != START:
@@ -352,9 +355,10 @@ def _esc(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _plain(row: dict) -> dict:
-    out = {}
-    for k, v in row.items():
+def _plain(row: dict[Hashable, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, v in row.items():
+        k = str(key)  # column names: already text
         if isinstance(v, pd.Timedelta):
             out[k] = v.total_seconds()
         elif v is pd.NaT or (not isinstance(v, str) and pd.isna(v)):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -129,7 +130,7 @@ class Schema:
         return name if name in self.lookups else None
 
 
-def read_schema(project_id: str, run: Callable[[str, list], pd.DataFrame]) -> Schema:
+def read_schema(project_id: str, run: Callable[[str, list[Any]], pd.DataFrame]) -> Schema:
     """Read the columns of the project's three tables and its lookups (two INFORMATION_SCHEMA queries)."""
     tables = {"cases": project_id, "vertex": f"{project_id}_vertex", "edge": f"{project_id}_edge"}
     cols = run(

@@ -174,9 +174,9 @@ def from_java(exc: BaseException, *, sql: str | None = None, url: str | None = N
         get_cause = getattr(current, "getCause", None)
         current = get_cause() if callable(get_cause) else None
     text = next((server_text(t) for t in texts if "Remote driver error" in t), server_text(texts[0]))
-    if "Failed to execute HTTP Request, got HTTP/" in text:
-        status = int(re.search(r"HTTP/(\d+)", text).group(1))  # type: ignore[union-attr]
-        return from_http_status(status, "", url=url)
+    refused = re.search(r"HTTP/(\d+)", text) if "Failed to execute HTTP Request, got HTTP/" in text else None
+    if refused is not None:
+        return from_http_status(int(refused.group(1)), "", url=url)
     if any(
         marker in t
         for t in texts

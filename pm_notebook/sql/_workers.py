@@ -8,7 +8,7 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = [
     "Pending",
@@ -112,7 +112,7 @@ def at_worker_exit(hook: Callable[[], None]) -> None:
         _WORKERS.exit_hooks.append(hook)
 
 
-class Pending:
+class Pending(Generic[T]):
     """A blocking call (a socket read, a Java call) running on a worker thread (see :func:`run_in_worker`).
 
     A Ctrl-C may be delivered to any thread of the process (the JVM has many) and does not interrupt a
@@ -134,7 +134,7 @@ class Pending:
 
         run_in_worker(work)
 
-    def result(self, *, on_interrupt: Callable[[], None] | None = None) -> Any:
+    def result(self, *, on_interrupt: Callable[[], None] | None = None) -> T:
         """Wait for the call; on KeyboardInterrupt run *on_interrupt* (to end the call) and re-raise."""
         try:
             while not self._done.wait(0.05):
@@ -145,7 +145,8 @@ class Pending:
             raise
         if "error" in self._box:
             raise self._box["error"]
-        return self._box["value"]
+        value: T = self._box["value"]
+        return value
 
 
 def run_interruptible(call: Callable[[], T], *, on_interrupt: Callable[[], None] | None = None) -> T:

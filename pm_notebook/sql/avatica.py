@@ -80,7 +80,7 @@ class AvaticaTransport:
         *,
         sql: str | None = None,
         session: requests.Session | None = None,
-    ) -> Pending:
+    ) -> Pending[dict[str, Any]]:
         """Start :meth:`call` on a worker thread; ``.result()`` gives the decoded answer.
 
         A ``Secret`` in *message* (the password of ``openConnection``) is revealed only by the encoder.
@@ -262,7 +262,7 @@ class AvaticaResult:
         width = len(self.columns)
         frame = self._first
         self._first = None
-        pending: Pending | None = None
+        pending: Pending[dict[str, Any]] | None = None
         while True:
             if frame is not None:
                 count = len(frame.get("rows") or [])
@@ -285,7 +285,7 @@ class AvaticaResult:
                 )
             frame = answer.get("frame") or {"rows": [], "done": False}
 
-    def _fetch(self, offset: int) -> Pending:
+    def _fetch(self, offset: int) -> Pending[dict[str, Any]]:
         message = proto.fetch(self.connection_id, self.statement_id, offset, self._transport._frame_rows)
         return self._transport.start_call(message, "fetch", sql=self.sql)
 

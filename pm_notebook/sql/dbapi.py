@@ -108,7 +108,7 @@ class NotSupportedError(_ShownAsMessage, DatabaseError):
 
 
 # Type objects: ``cursor.description[i][1]`` is the SQL type name; these compare equal to the matching names.
-class _TypeObject(frozenset):
+class _TypeObject(frozenset[str]):
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):
             return other.split("(", 1)[0].upper() in self
@@ -177,7 +177,8 @@ def connect(client: Any, *, transport: str | None = None) -> Connection:
         raise InterfaceError(
             "connect() needs a pm_notebook.Connection: dbapi.connect(pm_notebook.connect())."
         )
-    return client.dbapi(transport=transport)
+    connection: Connection = client.dbapi(transport=transport)
+    return connection
 
 
 class Connection:

@@ -90,7 +90,8 @@ class _Exchange:
 
     def response(self) -> requests.Response:
         """The answer's status and headers (the body follows through :meth:`next`)."""
-        return self._get()
+        response: requests.Response = self._get()
+        return response
 
     def next(self) -> bytes | None:
         """The next chunk, or ``None`` at the end of the body."""
@@ -98,7 +99,8 @@ class _Exchange:
         if item is self._END:
             self._queue.put(item)  # later calls see the end too
             return None
-        return item
+        chunk: bytes = item
+        return chunk
 
     def close(self) -> None:
         """Stop receiving and release the connection."""

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
+from .._cells import cell_int
 from .._context import get_current
 from .._models import Column, Project, Table
 from ..connection import Connection
 from ..errors import ConfigurationError
 from ._common import NO_WIDGETS, Jobs, StatusLine, close_children, describe_error, esc, scroll_box
 from ._insert import QueryInserter
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["ProjectBrowser", "pmsql_for"]
 
@@ -87,7 +91,7 @@ class ProjectBrowser(w.VBox):
         self._selected_project: Project | None = None
         self._selected_table: Table | None = None
         self.columns: list[Column] = []
-        self.preview = None  # pandas.DataFrame of the first rows, once loaded
+        self.preview: pd.DataFrame | None = None  # the first rows, once loaded
         self.row_count: int | None = None
         self.last_error: BaseException | None = None
         self._quiet = False
@@ -277,14 +281,14 @@ class ProjectBrowser(w.VBox):
         self.status.show(f"Loading {table.name} \u2026", "busy")
         limit = self.preview_rows
 
-        def work() -> tuple[list[Column], Any, int]:
+        def work() -> tuple[list[Column], pd.DataFrame, int]:
             conn = self.connection
             columns = list(conn.columns(table))
             preview = conn.query(f"SELECT * FROM {table.sql_name} LIMIT {limit}")
             counted = conn.query(f"SELECT COUNT(*) AS row_count FROM {table.sql_name}")
-            return columns, preview, int(counted.iloc[0, 0])
+            return columns, preview, cell_int(counted.iloc[0, 0])
 
-        def done(result: tuple[list[Column], Any, int]) -> None:
+        def done(result: tuple[list[Column], pd.DataFrame, int]) -> None:
             self.columns, self.preview, self.row_count = result
             self.last_error = None
             self.columns_view.value = _columns_html(self.columns)
@@ -322,7 +326,7 @@ class ProjectBrowser(w.VBox):
         self.inserter.query = ""
         self.inserter.disabled = True
 
-    def _set_quietly(self, select: w.Select, value: Any, options: list | None = None) -> None:
+    def _set_quietly(self, select: w.Select, value: Any, options: list[Any] | None = None) -> None:
         """Change a list without firing the load its observer would start for a click."""
         self._quiet = True
         try:
@@ -412,7 +416,7 @@ class ProjectBrowser(w.VBox):
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         if self._autoload and not self._loaded:
             self._refresh(wait=False)
-        data = super()._repr_mimebundle_(**kwargs)
+        data: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
         if data is not None:
             data["text/plain"] = self._fallback_text()
         return data

@@ -354,7 +354,7 @@ class CredentialWidget(w.VBox):
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         if not self._prefilled:
             self.prefill()
-        data = super()._repr_mimebundle_(**kwargs)
+        data: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
         if data is not None:
             data["text/plain"] = self._fallback_text()
         return data

@@ -50,7 +50,7 @@ class ProcessMapExplorer(w.VBox):
         super().__init__([controls, self.summary, self.picture], **kwargs)
         self._show()
 
-    def _changed(self, _change: dict) -> None:
+    def _changed(self, _change: dict[str, Any]) -> None:
         self.stat.disabled = self.metric.value != "performance"
         self.current = self._source.view(
             metric=self.metric.value,
