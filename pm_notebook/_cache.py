@@ -125,18 +125,18 @@ class Entry:
 
     key: str
     sql: str
-    params: list
+    params: list[Any]
     requested: str
     transport: str
     truncated: bool
     limit: int
     rows: int
-    columns: list
+    columns: list[Any]
     stored_at: str
     data: str
     sha256: str
     #: the fields of the QueryError the SQL engine answered instead of rows (then there is no data file)
-    error: dict | None = None
+    error: dict[str, Any] | None = None
 
     def serves(self, limit: int) -> bool:
         """Whether this entry holds every row a fetch with *limit* (0: all) would return."""
@@ -178,7 +178,7 @@ class ResultCache:
 
     # --- SQL results ------------------------------------------------------------------------------
     @staticmethod
-    def key(sql: str, tagged: list, requested: str) -> str:
+    def key(sql: str, tagged: list[Any], requested: str) -> str:
         """The entry key of a statement: its SQL, its tagged parameters and the transport asked for."""
         return _digest({"sql": sql, "params": tagged, "transport": requested})
 
@@ -329,7 +329,9 @@ class ResultCache:
             )
         return max(served)[1]
 
-    def _explain_miss(self, sql: str, tagged: list, requested: str, limit: int, same: list[Entry]) -> str:
+    def _explain_miss(
+        self, sql: str, tagged: list[Any], requested: str, limit: int, same: list[Entry]
+    ) -> str:
         where = f"in {str(self.folder)!r}"
         if same:
             stored = ", ".join(
@@ -402,13 +404,13 @@ class ResultCache:
 
     # --- REST answers ------------------------------------------------------------------------------
     @staticmethod
-    def _route(path: str, params: Any) -> tuple[str, list]:
+    def _route(path: str, params: Any) -> tuple[str, list[Any]]:
         """A GET as stored: its path and its query parameters as sorted text pairs."""
         pairs = sorted((str(k), str(v)) for k, v in dict(params or {}).items())
         return path, [list(p) for p in pairs]
 
     @staticmethod
-    def _show_route(path: str, pairs: list) -> str:
+    def _show_route(path: str, pairs: list[Any]) -> str:
         return path + ("?" + "&".join(f"{k}={v}" for k, v in pairs) if pairs else "")
 
     def store_response(self, path: str, params: Any, status: int, content_type: str, body: bytes) -> None:

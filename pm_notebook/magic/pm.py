@@ -119,7 +119,7 @@ class Pm(Magics):
         except (PMError, KeyboardInterrupt) as err:
             raise UsageError(format_error(err, verbose=True)) from err  # no traceback to offer
 
-    def complete(self, context: Any) -> dict:
+    def complete(self, context: Any) -> dict[str, Any]:
         """Complete the answer names after ``%pm``."""
         text = getattr(context, "token", "") or ""
         line = getattr(context, "line_with_cursor", "") or ""

@@ -69,7 +69,8 @@ class Session:
             self.adopt(conn, owned=False)
             return conn
         if reconnect or env_file:
-            self.adopt(connect(**_env_file_values(env_file), **options), owned=True)
+            values: dict[str, Any] = {**_env_file_values(env_file), **options}
+            self.adopt(connect(**values), owned=True)
         current = _context.get_current()
         if current is None:
             current = connect(**options)
