@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 src=test-artifacts/browser
 cp "$src/test_connect_browse_preview_insert_save/03-connected.png" docs/_static/screenshots/credentials.png
 cp "$src/test_connect_browse_preview_insert_save/07-preview.png" docs/_static/screenshots/browser.png
-cp "$src/test_process_map_renders_in_jupyterlab/01-map.png" docs/_static/screenshots/process-map.png
+cp "$src/test_process_map_renders_in_jupyterlab/02-explorer-performance.png" docs/_static/screenshots/process-map.png
