@@ -7,8 +7,9 @@ and from iGrafx's public material (the SDK howto's edge-table queries, the looku
 ``detail``-style case columns). Each must run on every transport and return at least one row.
 
 ``REFUSED``: SQL that DuckDB or PostgreSQL accept and Druid refuses; each must be refused on every transport
-with a Druid-shaped error and no DuckDB wording. Lookups added by another helper (``<pid>_variants``,
-``<pid>_cases_is_completed``, the ``<pid>`` case_version lookup) are left for the lead to add here.
+with a Druid-shaped error and no DuckDB wording. Every lookup the service documents is used: the variant
+names under both names (``<pid>_variant_name`` and the ``<pid>_variants`` alias of the ``/pub/lookups`` usage
+string), ``<pid>_excluded_cases``, ``<pid>_cases_is_completed`` and the ``<pid>`` case_version lookup.
 """
 
 VALID: list[tuple[str, str]] = [
@@ -57,6 +58,17 @@ VALID: list[tuple[str, str]] = [
         "ORDER BY n DESC LIMIT 10",
     ),
     ("excluded_cases", "SELECT COUNT(*) FROM {c} WHERE LOOKUP(case_version, '{ex}') IS NULL"),
+    (
+        "variants_alias_lookup",
+        "SELECT LOOKUP(graphkey, '{pid}_variants') AS variant, COUNT(*) AS n FROM {c} GROUP BY 1 "
+        "ORDER BY n DESC LIMIT 5",
+    ),
+    (
+        "completed_cases_lookup",
+        "SELECT LOOKUP(case_version, '{pid}_cases_is_completed') AS completed, COUNT(*) AS n FROM {c} "
+        "GROUP BY 1",
+    ),
+    ("current_case_versions", "SELECT COUNT(*) AS n FROM {c} WHERE LOOKUP(case_version, '{pid}') IS NULL"),
     ("lookup_default", "SELECT LOOKUP(caseid, '{ex}', 'kept') AS why, COUNT(*) FROM {c} GROUP BY 1"),
     ("lookup_table", 'SELECT l.k, l.v FROM lookup."{vn}" AS l LIMIT 5'),
     (
