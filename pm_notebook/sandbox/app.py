@@ -15,7 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from . import pub_api
+from . import pub_api, pub_write
 from .data.store import Store
 from .errors import ApiError, SandboxHTTPError
 from .faults import ADMIN_PREFIX, Fault, FaultBoard
@@ -27,7 +27,13 @@ ADMIN_HEADER = "X-Sandbox-Admin"
 
 
 def create_app(
-    store: Store, idp: IdentityProvider, board: FaultBoard, *, sql_port: int, admin_key: str | None = None
+    store: Store,
+    idp: IdentityProvider,
+    board: FaultBoard,
+    *,
+    sql_port: int,
+    admin_key: str | None = None,
+    max_upload_bytes: int | None = None,
 ) -> FastAPI:
     """The main-port application."""
     app = FastAPI(
@@ -43,6 +49,9 @@ def create_app(
     app.state.idp = idp
     app.state.board = board
     app.state.sql_port = sql_port
+    from .data.ingest import DEFAULT_MAX_UPLOAD_BYTES, Ingestor
+
+    app.state.ingestor = Ingestor(store, max_upload_bytes=max_upload_bytes or DEFAULT_MAX_UPLOAD_BYTES)
 
     @app.exception_handler(SandboxHTTPError)
     async def _render(request: Request, exc: SandboxHTTPError) -> JSONResponse:
@@ -60,6 +69,7 @@ def create_app(
         return JSONResponse(err.body, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     app.include_router(pub_api.router)
+    app.include_router(pub_write.router)
     _add_realm_routes(app, idp)
     _add_admin_routes(app, store, board, admin_key)
     _add_issued_tokens_route(app, idp, admin_key)
