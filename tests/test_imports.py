@@ -48,9 +48,11 @@ RULES: dict[str, set[str]] = {
     "_http": {"config"},
     "auth": {"_http", "config"},
     "api": {"auth", "_http"},
+    # the write side (create, upload, files): over the REST client's session and token
+    "lifecycle": {"api", "auth", "_http", "config"},
     "sql.*": {"auth", "_http", "config"},
     "frames": set(),
-    "connection": {"config", "auth", "api", "sql", "frames", "_http"},
+    "connection": {"config", "auth", "api", "lifecycle", "sql", "frames", "_http"},
     "_context": set(),
     # the magics: a frontend over the client (sql only for its TRANSPORTS names, see the test below)
     "magic.*": {"connection", "config", "_context", "api", "sql"},

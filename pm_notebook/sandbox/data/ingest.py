@@ -489,7 +489,8 @@ def _read_table(stream: Any, where: str, mapping: ParsedMapping) -> Any:
             quotechar=mapping.quote_char,
             escapechar=None if doubled else mapping.escape_char,
             doublequote=doubled,
-            comment=mapping.comment_char,
+            # commentChar is not applied: pandas would cut any line at that character, not only
+            # lines that start with it (the SDK's default '#' would eat data).
             header=0 if mapping.header else None,
             dtype=str,
             keep_default_na=False,
