@@ -59,7 +59,7 @@ def conn(lc_connect):
 @pytest.fixture
 def project(conn, request):
     """A fresh empty project, deleted after the test."""
-    p = conn.create_project(f"test {request.node.name}", description="made by a lifecycle test")
+    p = conn.create_project(f"test {request.node.name}"[:100], description="made by a lifecycle test")
     yield p
     if p.id in conn.rest.project_ids():
         conn.delete_project(p, confirm=p.name)
