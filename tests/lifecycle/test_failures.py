@@ -64,7 +64,8 @@ def _failed(conn, raw, pid: str, name: str, data: bytes) -> str:
         (
             "narrow.csv",
             b"case,activity\nk2,a\n",
-            r"bad mapping: the start time column is mapped to column index 2 but narrow.csv has only 2 column",
+            r"bad mapping: the start time column is mapped to column index 2 but narrow.csv has only 2 "
+            r"column",
         ),
         ("log.txt", GOOD, r"unsupported file type \.txt"),
         ("log.xls", GOOD, r"bad mapping: the column mapping declares fileType csv but the file is \.xls"),
