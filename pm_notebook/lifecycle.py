@@ -77,7 +77,7 @@ _FILE_TIME_FORMATS = (
     ("dd/MM/yyyy HH:mm:ss", "%d/%m/%Y %H:%M:%S"),
     ("yyyy-MM-dd", "%Y-%m-%d"),
 )
-_ROWS_PER_SLICE = 50_000
+_ROWS_PER_SLICE = 10_000
 _UPLOAD_CHUNK = 1 << 20
 _DONE, _FAILED = "DONE", "FAILED"
 
@@ -695,6 +695,11 @@ class ProjectFiles:
 
         pid = _project_id(project)
         if isinstance(data, pd.DataFrame):
+            if not all(isinstance(c, str) for c in data.columns):
+                raise MappingError(
+                    "Every column label of the DataFrame must be a string (columns are mapped by name).",
+                    hint="Rename them first, e.g. df.rename(columns=str).",
+                )
             chosen = infer_mapping(list(data.columns), _kinds(data), mapping)
             if data.empty:
                 raise MappingError("The DataFrame has no row to upload.")

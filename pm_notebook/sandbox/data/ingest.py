@@ -22,6 +22,7 @@ import shutil
 import tempfile
 import threading
 import uuid
+import weakref
 import zipfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -297,6 +298,8 @@ class Ingestor:
         self.max_upload_bytes = max_upload_bytes
         self._own_dir = upload_dir is None
         self.upload_dir = Path(upload_dir or tempfile.mkdtemp(prefix="pm-sandbox-uploads-"))
+        if self._own_dir:  # files still waiting when the process ends are removed with their folder
+            weakref.finalize(self, shutil.rmtree, str(self.upload_dir), True)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pm-ingest")
         self._states: dict[str, _ProjectState] = {}
         self._lock = threading.Lock()
