@@ -168,6 +168,16 @@ def _add_admin_routes(app: FastAPI, store: Store, board: FaultBoard, admin_key: 
         board.clear()
         return {"ok": True}
 
+    @app.post(ADMIN_PREFIX + "/ingest-hold", include_in_schema=False)
+    async def ingest_hold(request: Request) -> dict:
+        """``{"hold": true|false}``: hold or release ingestions before their tables are swapped in."""
+        check(request)
+        spec = await request.json()
+        ingestor = request.app.state.ingestor
+        if isinstance(spec, dict) and "hold" in spec:
+            ingestor.hold(bool(spec["hold"]))
+        return {"ok": True, "waiting": ingestor.waiting}
+
     @app.get(ADMIN_PREFIX + "/workgroups", include_in_schema=False)
     def workgroups(request: Request) -> list[dict]:
         check(request)

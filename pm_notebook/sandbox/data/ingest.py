@@ -303,6 +303,23 @@ class Ingestor:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pm-ingest")
         self._states: dict[str, _ProjectState] = {}
         self._lock = threading.Lock()
+        # Test switch (admin route /_sandbox/ingest-hold): a held ingestion stops after building the new
+        # tables and before swapping them in, so tests can look at a project mid-ingestion without timing.
+        self._open = threading.Event()
+        self._open.set()
+        self._waiting = threading.Event()
+
+    def hold(self, on: bool) -> None:
+        """Hold (``True``) or release (``False``) every ingestion just before its tables are swapped in."""
+        if on:
+            self._open.clear()
+        else:
+            self._open.set()
+
+    @property
+    def waiting(self) -> bool:
+        """Whether an ingestion is waiting at the hold."""
+        return self._waiting.is_set()
 
     def close(self) -> None:
         """Stop the workers and remove the upload folder (if this ingestor made it)."""
@@ -404,6 +421,10 @@ class Ingestor:
 
                 events = pd.concat([*state.events, frame], ignore_index=True) if state.events else frame
                 tables = build_tables(event_log(events, state.mapping), project.id)
+                if not self._open.is_set():
+                    self._waiting.set()
+                    self._open.wait()
+                    self._waiting.clear()
                 self.store.replace_project_data(client_id, project, tables)
             except IngestError as exc:
                 self.fail(record, str(exc))
