@@ -20,6 +20,7 @@ from .errors import (
     DriverError,
     HTTPError,
     LicenceError,
+    MappingError,
     NotFound,
     PermissionDenied,
     PMError,
@@ -29,6 +30,7 @@ from .errors import (
     ServiceUnavailable,
     TokenRejected,
     TransportError,
+    UploadError,
 )
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "DriverError",
     "HTTPError",
     "LicenceError",
+    "MappingError",
     "NotFound",
     "PMError",
     "PermissionDenied",
@@ -51,6 +54,7 @@ __all__ = [
     "Table",
     "TokenRejected",
     "TransportError",
+    "UploadError",
     "Workgroup",
     "__version__",
     "connect",
