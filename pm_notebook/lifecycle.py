@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+import requests
+
 from . import _http
 from ._models import Project
 from .api import RestClient, _project_id, to_frame
@@ -34,7 +36,6 @@ from .errors import ConfigurationError, HTTPError, MappingError, RequestTimeout,
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-    import requests
 
     from .config import Settings
 
@@ -768,13 +769,10 @@ class ProjectFiles:
         url = f"{self._settings.api_url}/workgroups/{wg}/projects/{quote(pid, safe='')}/files"
         what = f"upload {filename!r} to project {pid}"
         tokens = self._tokens
-        for attempt in (
-            1,
-            2,
-        ):  # a generator body cannot be re-sent by the auth hook: we re-stream it ourselves
+        # A generator body cannot be re-sent by BearerAuth's 401 hook: on a 401 we re-stream it ourselves.
+        for attempt in (1, 2):
             token = tokens.token()
             headers = {
-                "Authorization": f"Bearer {token.access_token.reveal()}",
                 "Content-Type": "application/octet-stream",
                 "Content-Disposition": f'attachment; filename="{filename.replace(chr(34), "")}"; '
                 f"filename*=UTF-8''{quote(filename, safe='')}",
@@ -790,6 +788,7 @@ class ProjectFiles:
                 what=what,
                 data=body,
                 headers=headers,
+                auth=_OneToken(token),
             )
             if response.status_code == 401 and attempt == 1:
                 tokens.invalidate(token)
@@ -841,6 +840,18 @@ class ProjectFiles:
     def files_frame(self, project: Project | str) -> pd.DataFrame:
         """:meth:`files` as a DataFrame."""
         return to_frame(self.files(project), UploadedFile)
+
+
+class _OneToken(requests.auth.AuthBase):
+    """Bearer auth with one given token and no retry hook (a streamed body cannot be re-sent; the caller
+    re-streams it). The token text exists only while the header is set, never in a caller's locals."""
+
+    def __init__(self, token: Any) -> None:
+        self._token = token
+
+    def __call__(self, r: requests.PreparedRequest) -> requests.PreparedRequest:
+        r.headers["Authorization"] = f"Bearer {self._token.access_token.reveal()}"
+        return r
 
 
 def _check_dates(series: Any, column: str) -> None:

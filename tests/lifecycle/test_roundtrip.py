@@ -241,3 +241,18 @@ def test_explicit_column_mapping_object(conn, project):
     mapping = ColumnMapping(case_id="id", activity="what", start="t", metrics=("v",), units={"v": "EUR"})
     assert conn.upload(project, frame, mapping).status == "DONE"
     assert conn.query(f'SELECT SUM(v_lpkr) AS s FROM "{project.id}"')["s"].iloc[0] == 1.0
+
+
+def test_upload_restreams_the_body_after_a_401(conn, project, lc_sandbox):
+    frame = pd.DataFrame(
+        {"case": ["1", "1"], "activity": ["a", "b"], "timestamp": pd.to_datetime(["2025-01-01"] * 2)}
+    )
+    route = f"POST /pub/workgroups/{lc_sandbox.workgroups['demo'].client_id}/projects/{project.id}/files"
+    lc_sandbox.fault("/pub/workgroups/", status=401, times=1)  # the token is refused once, mid-upload
+    try:
+        assert conn.upload(project, frame).status == "DONE"
+        assert lc_sandbox.stats()["faults"] == []  # the 401 was served
+    finally:
+        lc_sandbox.clear_faults()
+    assert lc_sandbox.stats()["requests"][route] == 2
+    assert [f.events for f in conn.files(project)] == [2]  # the refused attempt left nothing behind
