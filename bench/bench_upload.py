@@ -16,7 +16,7 @@ until ``COUNT(*)`` of the new project's task table answers N:
   ``ColumnMapping`` built by column index, ``frame.to_csv(path)``, ``Project.add_file(path)``, then
   ``get_file_ingestion_status`` polled every 0.25 s, then the same COUNT query.
 
-"upload +MiB" is the growth of the worker's peak RSS (``getrusage``) over its RSS once the frame exists,
+"upload +MiB" is the growth of the worker's peak RSS (VmHWM, reset once the frame exists) over its RSS then,
 read as soon as the file is ingested (what the upload costs the client); "peak +MiB" the same at the end,
 after the COUNT query (which loads the SQL transport). The sandbox (another process) shares this machine's
 cores.
@@ -25,6 +25,7 @@ cores.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -51,16 +52,30 @@ SDK_FILES = (
 MARKS: dict[str, float] = {}
 
 
-def _rss_mib() -> float:
+def _status_mib(key: str) -> float:
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) / 1024
     return 0.0
 
 
+def _rss_mib() -> float:
+    return _status_mib("VmRSS")
+
+
+def _reset_peak() -> None:
+    """Reset the kernel's peak-RSS mark (VmHWM) to the current RSS, so building the frame does not count."""
+    gc.collect()
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:  # not Linux: the peak then includes building the frame (over-estimates both paths)
+        pass
+
+
 def _peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return _status_mib("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def make_frame(events: int):
@@ -184,6 +199,7 @@ def worker(path: str, env: dict, events: int, sdk_cache: Path) -> dict:
         _load_sdk(sdk_cache)
     frame = make_frame(events)
     frame_mib = frame.memory_usage(deep=True).sum() / 2**20
+    _reset_peak()
     base = _rss_mib()
     started = time.perf_counter()
     (run_ours if path == "ours" else run_sdk)(env, frame)
