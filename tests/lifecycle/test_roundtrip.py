@@ -256,3 +256,11 @@ def test_upload_restreams_the_body_after_a_401(conn, project, lc_sandbox):
         lc_sandbox.clear_faults()
     assert lc_sandbox.stats()["requests"][route] == 2
     assert [f.events for f in conn.files(project)] == [2]  # the refused attempt left nothing behind
+
+
+def test_progress_bar_with_tqdm(conn, project, capsys):
+    pytest.importorskip("tqdm")  # an optional extra: without it progress=True shows nothing (no error)
+    frame = pd.DataFrame({"case": ["1"], "activity": ["a"], "timestamp": pd.to_datetime(["2025-01-01"])})
+    conn.upload(project, frame, progress=True, name="bar.csv")
+    err = capsys.readouterr().err
+    assert "bar.csv upload" in err and "bar.csv ingest" in err

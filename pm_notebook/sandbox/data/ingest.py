@@ -181,9 +181,15 @@ def parse_mapping(body: Any) -> ParsedMapping:
     header = fs.get("header", True)
     if not isinstance(header, bool):
         raise IngestError(f"fileStructure.header must be true or false, got {header!r}")
+
+    def label(item: Any, default: str) -> str:  # the SDK sends each column's name; curl users may not
+        name = item.get("name") if isinstance(item, dict) else None
+        return name if isinstance(name, str) and name.strip() else default
+
+    case_item, activity_item = cm.get("caseIdMapping"), cm.get("activityMapping")
     columns: list[MappedColumn] = [
-        MappedColumn("case id", _index(cm.get("caseIdMapping"), "caseIdMapping"), "CASE_ID"),
-        MappedColumn("activity", _index(cm.get("activityMapping"), "activityMapping"), "TASK_NAME"),
+        MappedColumn(label(case_item, "Case ID"), _index(case_item, "caseIdMapping"), "CASE_ID"),
+        MappedColumn(label(activity_item, "Activity"), _index(activity_item, "activityMapping"), "TASK_NAME"),
     ]
     times = cm.get("timeMappings")
     if not isinstance(times, list) or not 1 <= len(times) <= 2:
@@ -194,7 +200,7 @@ def parse_mapping(body: Any) -> ParsedMapping:
         if not isinstance(fmt, str) or not fmt:
             raise IngestError(f"timeMappings[{n}].format must be a date pattern such as yyyy-MM-dd HH:mm:ss")
         java_date_format(fmt)
-        columns.append(MappedColumn(("start", "end")[n], idx, "TIME", time_format=fmt))
+        columns.append(MappedColumn(label(item, ("Start", "End")[n]), idx, "TIME", time_format=fmt))
     for kind, role, allowed in (
         ("dimensionsMappings", "DIMENSION", _DIM_AGGREGATIONS),
         ("metricsMappings", "METRIC", _METRIC_AGGREGATIONS),
@@ -556,7 +562,7 @@ def _events_of(frame: Any, where: str, mapping: ParsedMapping) -> Any:
             role = {
                 "CASE_ID": "case id column",
                 "TASK_NAME": "activity column",
-                "TIME": f"{c.name} time column",
+                "TIME": ("start" if c is mapping.role("TIME")[0] else "end") + " time column",
             }
             what = role.get(c.role, f"{c.role.lower()} {c.name!r}")
             missing = "missing case id column: " if c.role == "CASE_ID" else "bad mapping: "
