@@ -33,6 +33,7 @@ from .errors import (
     DriverError,
     HTTPError,
     LicenceError,
+    MappingError,
     MissingDependency,
     NotFound,
     PermissionDenied,
@@ -45,6 +46,7 @@ from .errors import (
     ServiceUnavailable,
     TokenRejected,
     TransportError,
+    UploadError,
 )
 
 if _typing.TYPE_CHECKING:  # pragma: no cover
@@ -62,6 +64,7 @@ __all__ = [
     "GraphInstance",
     "HTTPError",
     "LicenceError",
+    "MappingError",
     "MappingInfo",
     "MissingDependency",
     "NotFound",
@@ -78,6 +81,7 @@ __all__ = [
     "Table",
     "TokenRejected",
     "TransportError",
+    "UploadError",
     "Variant",
     "Workgroup",
     "__version__",

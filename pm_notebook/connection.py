@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _http, frames, sql
+from . import _http, frames, lifecycle, sql
 from ._cache import ResultCache
 from ._cells import cell_int
 from ._models import (
@@ -104,6 +104,8 @@ class Connection:
         self.tokens = TokenProvider(settings, self._session)
         #: the typed REST client
         self.rest = RestClient(settings, self._session, self.tokens)
+        #: the write side of the REST API (projects, column mappings, files)
+        self.files_api = lifecycle.ProjectFiles(settings, self._session, self.tokens, self.rest)
         self._sql_transports: sql.Transports | None = None  # created on the first query
         self._closed = False
         self._online = online  # False: made for replay without connection values; can never go live
@@ -302,6 +304,61 @@ class Connection:
         from .mining import ProcessLog
 
         return ProcessLog.open(self, project, include_excluded=include_excluded)
+
+    # --- projects and files (write side) -----------------------------------------------------
+    def create_project(self, name: str, description: str | None = None) -> Project:
+        """Create an empty project in this workgroup and return it."""
+        self._check_open()
+        return self.files_api.create_project(name, description)
+
+    def upload(
+        self,
+        project: Project | str,
+        data: Any,
+        mapping: lifecycle.LogMapping | dict[str, Any] | None = None,
+        *,
+        wait: bool = True,
+        progress: bool | Callable[[str, int, int | None], None] | None = None,
+        timeout: float = 3600.0,
+        name: str | None = None,
+    ) -> lifecycle.UploadedFile:
+        """Upload an event log to *project* and, by default, wait until it is mined.
+
+        :param data: a pandas DataFrame (streamed as CSV, never copied whole), a path to a ``.csv`` or a
+            ``.zip`` of CSV files, or a file opened in binary mode.
+        :param mapping: by column *name*: a :class:`~pm_notebook.lifecycle.LogMapping` or a dict with any
+            of ``case_id, activity, start, end, dimensions, metrics, time_format, units``; whatever is not
+            given is inferred from pm4py-style or common names (``case:concept:name``, ``Case ID``,
+            ``Activity``, ``time:timestamp``, ``start_timestamp``, ...); other columns become metrics
+            (numbers) or dimensions (the rest).
+        :param wait: poll (with a growing delay) until the file is ``DONE``; a ``FAILED`` file raises
+            :class:`~pm_notebook.errors.UploadError` with the service's reason.
+        :param progress: ``None`` = a tqdm bar in a notebook when tqdm is installed; ``True``/``False``
+            force it on/off; a callable gets ``(phase, done, total)``, phase ``"upload"`` (bytes) then
+            ``"ingest"`` (0 → 1).
+        :param name: the file name the service shows (default ``dataframe.csv`` / the file's own name).
+
+        Uploading the same rows twice appends them twice, as the service does; ``reset`` first to replace.
+        """
+        self._check_open()
+        return self.files_api.upload(
+            project, data, mapping, wait=wait, progress=progress, timeout=timeout, name=name
+        )
+
+    def files(self, project: Project | str) -> list[lifecycle.UploadedFile]:
+        """The project's uploaded files with their ingestion status, oldest first."""
+        self._check_open()
+        return self.files_api.files(project)
+
+    def reset(self, project: Project | str) -> None:
+        """Empty *project* (data and files); its name, description and column mapping stay."""
+        self._check_open()
+        self.files_api.reset(project)
+
+    def delete_project(self, project: Project | str, confirm: str | None = None) -> None:
+        """Delete *project* and its data; *confirm* must be its name (a notebook asks for it)."""
+        self._check_open()
+        self.files_api.delete_project(project, confirm=confirm)
 
     def close(self) -> None:
         """Release the HTTP connections (and, once opened, the SQL transports); calling it twice is fine."""

@@ -14,7 +14,9 @@ catching ``PMError`` never hides a bug in our code or in the caller's::
     │   ├── LicenceError            the workgroup has no public-API licence (403)
     │   ├── PermissionDenied        any other 403
     │   ├── NotFound                404: unknown project, or one this workgroup may not see
-    │   └── ServiceUnavailable      429 / 5xx still failing after the retries
+    │   ├── ServiceUnavailable      429 / 5xx still failing after the retries
+    │   └── UploadError             a file was refused (size, type) or its ingestion FAILED (``reason``)
+    ├── MappingError                an event log's columns could not be mapped (also a ValueError)
     ├── QueryError                  the SQL engine refused or failed a statement (sqlstate, error_code)
     │   └── QueryCancelled          the statement was cancelled (KeyboardInterrupt, timeout)
     ├── SchemaError                 a project's tables lack a column an analysis needs (also a LookupError)
@@ -44,6 +46,7 @@ __all__ = [
     "DriverError",
     "HTTPError",
     "LicenceError",
+    "MappingError",
     "MissingDependency",
     "NotFound",
     "PMError",
@@ -56,6 +59,7 @@ __all__ = [
     "ServiceUnavailable",
     "TokenRejected",
     "TransportError",
+    "UploadError",
     "redact",
 ]
 
@@ -166,6 +170,33 @@ class NotFound(HTTPError):
 
 class ServiceUnavailable(HTTPError):
     """The service kept answering 429/502/503/504 after every allowed retry."""
+
+
+class UploadError(HTTPError):
+    """A file upload was refused (over the size limit, unsupported type) or its ingestion FAILED.
+
+    :param reason: the service's reason, as it gave it.
+    :param file_id: the uploaded file's id, when the service gave one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str | None = None,
+        file_id: str | None = None,
+        status: int | None = None,
+        body: str | None = None,
+        hint: str | None = None,
+        url: str | None = None,
+    ) -> None:
+        super().__init__(message, status=status, body=body, hint=hint, url=url)
+        self.reason = redact(reason) if reason else reason
+        self.file_id = file_id
+
+
+class MappingError(PMError, ValueError):
+    """An event log's columns could not be mapped (no case id column, a column named twice, ...)."""
 
 
 class QueryError(PMError):

@@ -54,11 +54,13 @@ RULES: dict[str, set[str]] = {
     "sql._workers": set(),
     "sql.druid_protocol": {"sql.base", "sql.params", "sql._errors"},  # sans-IO: no I/O module
     "sql._protocol": {"sql.base", "sql.params", "sql._errors"},  # sans-IO: no I/O module
+    # the write side (create, upload, files): over the REST client's session and token
+    "lifecycle": {"api", "auth", "_http", "config"},
     "sql.*": {"auth", "_http", "config"},
     "frames": {"sql.base"},  # for typing only
     # the offline result cache: files in, Arrow tables out; the connection decides when to use it
     "_cache": set(),
-    "connection": {"config", "auth", "api", "sql", "frames", "_http", "mining", "_cache"},
+    "connection": {"config", "auth", "api", "lifecycle", "sql", "frames", "_http", "mining", "_cache"},
     # process-mining answers: core, built on the Connection it is handed (imported for typing only);
     # never IPython, widgets or the sandbox
     "mining.*": set(),

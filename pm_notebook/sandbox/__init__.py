@@ -159,6 +159,15 @@ class Sandbox:
         """Zero the request counters."""
         self._admin("DELETE", "/stats")
 
+    def hold_ingestion(self, on: bool = True) -> bool:
+        """Hold (or release) every file ingestion just before its tables are swapped in; returns whether
+        one is waiting at the hold now (poll it to know an upload reached that point)."""
+        return bool(self._admin("POST", "/ingest-hold", {"hold": on})["waiting"])
+
+    def ingestion_waiting(self) -> bool:
+        """Whether an ingestion is waiting at the hold (see :meth:`hold_ingestion`)."""
+        return bool(self._admin("POST", "/ingest-hold", {})["waiting"])
+
     def fault(
         self,
         path_prefix: str,

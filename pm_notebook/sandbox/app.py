@@ -10,6 +10,7 @@ Bodies over :data:`~pm_notebook.sandbox.limits.MAX_BODY_BYTES` are refused with 
 from __future__ import annotations
 
 import hmac
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -17,7 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from . import pub_api
+from . import pub_api, pub_write
 from .data.store import Store
 from .errors import ApiError, OAuthError, SandboxHTTPError
 from .faults import ADMIN_PREFIX, Fault, FaultBoard
@@ -29,6 +30,14 @@ __all__ = ["ADMIN_HEADER", "create_app"]
 ADMIN_HEADER = "X-Sandbox-Admin"
 
 
+_UPLOAD = re.compile(r"^/pub/workgroups/[^/]+/projects/[^/]+/files/?$")
+
+
+def _is_upload(scope: dict) -> bool:
+    """A file upload: its route streams the body to disk under its own size limit (``--max-upload-bytes``)."""
+    return scope.get("method") == "POST" and bool(_UPLOAD.match(scope.get("path", "")))
+
+
 def create_app(
     store: Store,
     idp: IdentityProvider,
@@ -37,6 +46,7 @@ def create_app(
     sql_port: int,
     admin_key: str,
     max_request_bytes: int = MAX_BODY_BYTES,
+    max_upload_bytes: int | None = None,
 ) -> FastAPI:
     """The main-port application; the admin routes answer only requests bearing *admin_key*."""
     if not admin_key:
@@ -54,7 +64,10 @@ def create_app(
     app.state.idp = idp
     app.state.board = board
     app.state.sql_port = sql_port
-    app.add_middleware(BodyLimit, max_bytes=max_request_bytes)
+    app.add_middleware(BodyLimit, max_bytes=max_request_bytes, exempt=_is_upload)
+    from .data.ingest import DEFAULT_MAX_UPLOAD_BYTES, Ingestor
+
+    app.state.ingestor = Ingestor(store, max_upload_bytes=max_upload_bytes or DEFAULT_MAX_UPLOAD_BYTES)
 
     @app.exception_handler(SandboxHTTPError)
     async def _render(request: Request, exc: SandboxHTTPError) -> Response:
@@ -77,6 +90,7 @@ def create_app(
         return JSONResponse(err.body, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     app.include_router(pub_api.router)
+    app.include_router(pub_write.router)
     _add_realm_routes(app, idp)
     _add_admin_routes(app, store, idp, board, admin_key)
 
@@ -194,6 +208,16 @@ def _add_admin_routes(
     def release(request: Request) -> dict:
         check(request)
         return board.release()
+
+    @app.post(ADMIN_PREFIX + "/ingest-hold", include_in_schema=False)
+    async def ingest_hold(request: Request) -> dict:
+        """``{"hold": true|false}``: hold or release ingestions before their tables are swapped in."""
+        check(request)
+        spec = await request.json()
+        ingestor = request.app.state.ingestor
+        if isinstance(spec, dict) and "hold" in spec:
+            ingestor.hold(bool(spec["hold"]))
+        return {"ok": True, "waiting": ingestor.waiting}
 
     @app.get(ADMIN_PREFIX + "/workgroups", include_in_schema=False)
     def workgroups(request: Request) -> list[dict]:

@@ -66,12 +66,16 @@ class BodyLimit:
     replayed to the app, so the app never sees part of a body it should not have received.
     """
 
-    def __init__(self, app: Any, max_bytes: int = MAX_BODY_BYTES) -> None:
+    def __init__(
+        self, app: Any, max_bytes: int = MAX_BODY_BYTES, exempt: Callable[[dict], bool] | None = None
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        #: requests whose route streams its body with a limit of its own (file uploads)
+        self.exempt = exempt
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or (self.exempt is not None and self.exempt(scope)):
             await self.app(scope, receive, send)
             return
         try:

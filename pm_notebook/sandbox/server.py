@@ -66,6 +66,9 @@ def build_parser(prog: str = "python -m pm_notebook.sandbox") -> argparse.Argume
         "--refresh-lifetime", type=int, default=1800, help="refresh-token lifetime, seconds (default 1800)"
     )
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="data and id seed (deterministic)")
+    p.add_argument(
+        "--max-upload-bytes", type=int, default=None, help="largest file /pub accepts (default 1 GiB)"
+    )
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     from .sql.app import add_sql_arguments  # the SQL port's limits (--sql-query-timeout, ...)
 
@@ -163,7 +166,11 @@ async def _serve(
     # environment, a fresh one is printed and written to the env file.
     admin_key = os.environ.get(ADMIN_KEY_ENV) or secrets.token_urlsafe(24)
     main_app = FaultMiddleware(
-        create_app(store, idp, board, sql_port=sql_port, admin_key=admin_key), board, connections
+        create_app(
+            store, idp, board, sql_port=sql_port, admin_key=admin_key, max_upload_bytes=args.max_upload_bytes
+        ),
+        board,
+        connections,
     )
     sql_app = FaultMiddleware(sql_port_app, board, connections)
     servers = [

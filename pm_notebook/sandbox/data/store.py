@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -68,6 +69,8 @@ class ProjectRecord:
     lookup_docs: dict[str, LookupDoc] = field(default_factory=dict)
     mapping: FileMapping | None = None
     end_activities: tuple[str, ...] | None = None
+    # The column mapping posted to /pub/project/{id}/column-mapping, as sent (see data/ingest.py).
+    column_mapping: dict[str, Any] | None = None
 
 
 @dataclass
@@ -117,6 +120,16 @@ class Store:
         self._workgroups: dict[str, WorkgroupRecord] = {}
         self._databases: dict[str, duckdb.DuckDBPyConnection] = {}
         self._lock = threading.Lock()
+        self._listeners: list = []
+
+    def subscribe(self, callback) -> None:
+        """Call ``callback(client_id)`` after a workgroup's tables change (the SQL engine re-reads its
+        catalogue then)."""
+        self._listeners.append(callback)
+
+    def _changed(self, client_id: str) -> None:
+        for callback in list(self._listeners):
+            callback(client_id)
 
     # --- the contract used by the HTTP and SQL layers -------------------------------------------------
     def authenticate(self, client_id: str, client_secret: str) -> WorkgroupRecord | None:
@@ -180,6 +193,48 @@ class Store:
             self._workgroups[client_id].projects.append(record)
         return record
 
+    def add_empty_project(self, client_id: str, record: ProjectRecord) -> ProjectRecord:
+        """List *record* (no tables yet) among the workgroup's projects."""
+        with self._lock:
+            self._workgroups[client_id].projects.append(record)
+        return record
+
+    def replace_project_data(self, client_id: str, record: ProjectRecord, data: ProjectTables | None) -> None:
+        """Swap the project's tables and lookups for *data* (``None``: none) in one transaction.
+
+        Queries see the old tables or the new ones, never a mix; the listing follows after the commit.
+        """
+        cur = self.database(client_id).cursor()
+        with self._lock:
+            try:
+                cur.begin()
+                for schema, names in (("druid", record.tables), ("lookup", record.lookups)):
+                    for name in names:
+                        cur.execute(f"DROP TABLE IF EXISTS {schema}.{_quote(name)}")
+                        _drop_dictionaries(cur, schema, name)
+                new = ({}, {}) if data is None else (data.tables, data.lookups)
+                rows: dict[str, int] = {}
+                for schema, tables in (("druid", new[0]), ("lookup", new[1])):
+                    for name, table in tables.items():
+                        _create(cur, schema, name, table)
+                        rows[name] = table.num_rows
+                cur.commit()
+            except BaseException:
+                cur.rollback()
+                raise
+            finally:
+                cur.close()
+            record.tables, record.lookups, record.rows = list(new[0]), list(new[1]), rows
+        self._changed(client_id)
+
+    def remove_project(self, client_id: str, record: ProjectRecord) -> None:
+        """Drop the project's tables and unlist it."""
+        self.replace_project_data(client_id, record, None)
+        with self._lock:
+            projects = self._workgroups[client_id].projects
+            if record in projects:
+                projects.remove(record)
+
     def seal(self) -> None:
         """Forbid file and network access from SQL and lock the settings, in every workgroup's database."""
         for con in self._databases.values():
@@ -198,10 +253,31 @@ def _load(con: duckdb.DuckDBPyConnection, schema: str, name: str, table: pa.Tabl
 
     Lookups are left as they are: they are small key → value maps whose keys are unique.
     """
+    con.begin()  # the types and the table appear together, or not at all
+    try:
+        _create(con, schema, name, table)
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
+
+
+def _drop_dictionaries(con: duckdb.DuckDBPyConnection, schema: str, name: str) -> None:
+    """Drop the ENUM types of table ``schema.name`` (after the table itself)."""
+    prefix = f"{schema}.{name}."
+    types = con.execute(
+        "SELECT type_name FROM duckdb_types() WHERE schema_name = ? AND starts_with(type_name, ?)",
+        [DICTIONARY_SCHEMA, prefix],
+    ).fetchall()
+    for (type_name,) in types:
+        con.execute(f"DROP TYPE {DICTIONARY_SCHEMA}.{_quote(type_name)}")
+
+
+def _create(con: duckdb.DuckDBPyConnection, schema: str, name: str, table: pa.Table) -> None:
+    """Create ``schema.name`` and its ENUM types inside the caller's transaction."""
     view = f"_arrow_{abs(hash(name))}"
     dictionaries = _dictionaries(table) if schema == "druid" else {}
     con.register(view, table)
-    con.begin()  # the types and the table appear together, or not at all
     try:
         items = []
         for column in table.column_names:
@@ -218,10 +294,6 @@ def _load(con: duckdb.DuckDBPyConnection, schema: str, name: str, table: pa.Tabl
             else:
                 items.append(col)
         con.execute(f"CREATE TABLE {schema}.{_quote(name)} AS SELECT {', '.join(items)} FROM {view}")
-        con.commit()
-    except BaseException:
-        con.rollback()
-        raise
     finally:
         con.unregister(view)
 

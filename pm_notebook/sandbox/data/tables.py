@@ -196,8 +196,8 @@ def build_tables(
         cases_cols[f"all_{col}"] = _list_column(values, case_offsets)
     for metric, values in log.metrics.items():
         col = mapping.database_name(metric)
-        vertex_cols[col] = pa.array(values, type=pa.float64())
-        case_dim_cols[col] = pa.array(values[first], type=pa.float64())
+        vertex_cols[col] = pa.array(values, type=pa.float64(), from_pandas=True)  # NaN -> NULL
+        case_dim_cols[col] = pa.array(values[first], type=pa.float64(), from_pandas=True)
         cases_cols[col] = case_dim_cols[col]
 
     edges = _edge_columns(

@@ -138,6 +138,20 @@ class SqlEngine:
         self.holds = holds if holds is not None else StatementHolds()
         self._workgroups: dict[str, _Workgroup] = {}
         self._lock = threading.Lock()
+        subscribe = getattr(store, "subscribe", None)
+        if subscribe is not None:  # projects created or reset at run time (data/ingest.py)
+            subscribe(self.invalidate)
+
+    def invalidate(self, client_id: str) -> None:
+        """Re-read the workgroup's catalogue and drop its cached translations (its tables changed)."""
+        wg = self._workgroups.get(client_id)
+        if wg is None:
+            return
+        catalog = _read_catalog(self._database(client_id))
+        with wg.lock:
+            wg.catalog = catalog
+            wg.translations.clear()
+            wg.shapes.clear()
 
     # --- catalogue ----------------------------------------------------------------------------------
     def _database(self, client_id: str) -> duckdb.DuckDBPyConnection:
