@@ -20,8 +20,9 @@ def test_column_mapping_as_a_frame(conn, project):
     )
     conn.upload(project, frame)
     got = to_frame(conn.column_mapping(project).columns)
-    assert got["name"].tolist() == ["case", "activity", "start", "who", "cost"]
-    assert got["index"].tolist() == [0, 1, 2, 3, 4]
+    assert got["index"].tolist() == [0, 1, 2, 3, 4]  # the DataFrame's column positions
+    assert got.loc[got["kind"] == "dimension", "name"].tolist() == ["who"]
+    assert got.loc[got["kind"] == "metric", "name"].tolist() == ["cost"]
     infos = {m.name: m for m in conn.mapping_infos(project)}
     assert sorted(infos) == ["cost", "who"]
     assert (infos["who"].category, infos["cost"].category) == ("dimension", "metric")

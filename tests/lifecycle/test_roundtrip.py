@@ -42,10 +42,11 @@ def _event_log() -> pd.DataFrame:
 
 
 def _vertex(conn, pid: str) -> pd.DataFrame:
-    return conn.query(
+    frame = conn.query(  # Druid orders a scan by __time only: sort by case here
         f"SELECT caseid, vertex_name, __time, enddate, resource_lpkr, amount_lpkr, qty_lpkr, urgent_lpkr, "
-        f'channel_lpkr FROM "{pid}_vertex" ORDER BY caseid, __time'
+        f'channel_lpkr FROM "{pid}_vertex" ORDER BY __time'
     )
+    return frame.sort_values(["caseid", "__time"], kind="stable", ignore_index=True)
 
 
 def test_inferred_mapping_of_pm4py_names():
@@ -86,7 +87,9 @@ def test_dataframe_round_trip(conn, project):
     assert got["urgent_lpkr"].tolist() == [str(v) for v in want["urgent"]]
     assert got["channel_lpkr"].tolist() == want["channel"].astype(str).tolist()
 
-    cases = conn.query(f'SELECT caseid, tasks_count FROM "{project.id}" ORDER BY caseid')
+    cases = conn.query(f'SELECT caseid, tasks_count FROM "{project.id}"').sort_values(
+        "caseid", ignore_index=True
+    )
     counts = frame.groupby("case:concept:name").size().sort_index()
     assert cases["caseid"].tolist() == counts.index.tolist()
     assert cases["tasks_count"].tolist() == counts.tolist()
