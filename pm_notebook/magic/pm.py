@@ -4,6 +4,7 @@
 ``--project`` (here or in ``%pmsql``), shown with the same footer and error conventions as ``%pmsql``; the
 answer is kept with ``-o NAME``; ``--sql`` shows the Druid SQL statements the answer ran instead of its table
 (some statements are written from an earlier one's result, so they are found by running them).
+``%pm upload df --project NAME --create`` sends a DataFrame to a project first (and chooses it).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "cases": ("cases_over_time", ("freq",)),
     "map": ("process_map", ("metric", "stat", "activities", "paths")),
 }
+#: not an answer: ``%pm upload DF --project NAME [--create]`` sends a DataFrame to a project
+UPLOAD = "upload"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,7 +49,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="%pm", add_help=False, description="Process-mining answers computed by Druid SQL.")
-    p.add_argument("answer", nargs="?", choices=sorted(ANSWERS), help="the answer to compute")
+    p.add_argument("answer", nargs="?", choices=[*sorted(ANSWERS), UPLOAD], help="the answer to compute")
+    p.add_argument("data", nargs="?", help="upload: the Python variable holding the DataFrame (or a path)")
+    p.add_argument("--create", action="store_true", help="upload: create the project when it does not exist")
     p.add_argument("--project", help="project name or id (default: the one chosen before)")
     p.add_argument("-o", "--output", help="keep the answer in this Python variable")
     p.add_argument(
@@ -79,7 +84,18 @@ def parse_pm_args(line: str) -> argparse.Namespace:
     except ValueError as exc:
         raise ConfigurationError(f"%pm: {exc}.", hint="Close the quote.") from None
     args = PARSER.parse_args(words)
-    if args.answer is not None:
+    if args.answer == UPLOAD:
+        if not args.data or not args.project:
+            raise ConfigurationError(
+                "%pm upload needs the data and the project.", hint='%pm upload df --project "My log" --create'
+            )
+    elif args.data is not None:
+        raise ConfigurationError(f"%pm {args.answer}: unexpected {args.data!r}.", hint="%pm --help")
+    elif args.create:
+        raise ConfigurationError(
+            "--create goes with %pm upload.", hint="%pm upload df --project NAME --create"
+        )
+    if args.answer is not None and args.answer != UPLOAD:
         allowed = set(ANSWERS[args.answer][1])
         names = ("top", "by", "k", "metric", "stat", "freq", "activities", "paths")
         given = [n for n in names if getattr(args, n) is not None]
@@ -133,6 +149,8 @@ class Pm(Magics):
     # --- steps -------------------------------------------------------------------------------------------
     def _answer(self, args: argparse.Namespace) -> Any:
         conn = self.session.connection(self.shell.user_ns if self.shell else {})
+        if args.answer == UPLOAD:
+            return self._upload(conn, args)
         if args.project:
             self.session.choose_project(conn, args.project)
         log = conn.mining(self._project(conn), include_excluded=args.include_excluded)
@@ -166,6 +184,28 @@ class Pm(Magics):
             shown = f"{len(pmap.nodes)} activities, {len(pmap.edges)} paths"
             self._show(TextView(f"{shown} · {elapsed:.2f} s · via {transport}"))
         return self._keep(pmap, args)
+
+    def _upload(self, conn: Connection, args: argparse.Namespace) -> None:
+        """Send a DataFrame (or a file) to a project, wait for its ingestion, then choose that project."""
+        ns = self.shell.user_ns if self.shell else {}
+        data = ns.get(args.data, args.data)  # a variable, else a path
+        if not args.create:
+            project: Any = args.project
+        else:
+            existing = [p for p in conn.projects() if args.project in (p.name, p.id)]
+            project = existing[0] if existing else conn.create_project(args.project)
+        started = time.monotonic()
+        uploaded = conn.upload(project, data)
+        elapsed = time.monotonic() - started
+        self.session.choose_project(conn, uploaded.project_id)
+        events = f"{uploaded.events:,} events" if uploaded.events is not None else "the events"
+        self._show(
+            TextView(
+                f"Uploaded {events} of {args.data} to project {args.project!r} ({uploaded.project_id}): "
+                f"{uploaded.status} · {elapsed:.2f} s. %pm and %pmsql now use this project."
+            )
+        )
+        return self._keep(uploaded, args)
 
     def _project(self, conn: Connection) -> Any:
         choice = self.session.choice(conn)
