@@ -100,3 +100,16 @@ def test_big_result_is_the_same_on_avatica_as_on_druid(conn, demo_tables) -> Non
     avatica, druid = rows("avatica"), rows("druid")
     assert len(avatica) > 1000
     pd.testing.assert_frame_equal(avatica, druid, check_like=False, check_exact=True, check_flags=False)
+
+
+def test_connect_pins_the_transport_and_refuses_an_unknown_one(sandbox) -> None:
+    import pm_notebook
+    from pm_notebook.errors import ConfigurationError
+
+    demo = sandbox.workgroups["demo"]
+    values = (sandbox.base_url, sandbox.auth_url, demo.client_id, demo.client_secret, sandbox.jdbc_url)
+    with pm_notebook.connect(*values, use_keyring=False, transport="Avatica") as conn:
+        assert conn.sql_transport == "avatica"
+        assert conn.query("SELECT 1 AS one").attrs["transport"] == "avatica"
+    with pytest.raises(ConfigurationError, match="Unknown SQL transport 'avatika'"):
+        pm_notebook.connect(*values, use_keyring=False, transport="avatika")
