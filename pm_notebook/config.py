@@ -399,7 +399,7 @@ def check_option_names(options: Mapping[str, Any]) -> None:
         raise ConfigurationError(
             f"Unknown connection option(s): {', '.join(unknown)}.",
             hint=f"Valid options: {', '.join(_OPTION_NAMES)}, env_file, use_keyring, "
-            "cache, replay, cache_dir.",
+            "cache, replay, cache_dir, transport.",
         )
 
 

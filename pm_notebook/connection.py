@@ -671,6 +671,7 @@ def connect(
     cache: bool | None = None,
     replay: bool | None = None,
     cache_dir: Any = None,
+    transport: str | None = None,
     **options: Any,
 ) -> Connection:
     """Connect to a workgroup; missing values come from ``PM_*`` env vars, then ``.env``, then the OS keyring.
@@ -685,6 +686,9 @@ def connect(
         :class:`~pm_notebook.errors.ReplayMiss`. Connection values are then optional.
     :param cache_dir: the cache folder (default: ``PM_CACHE_DIR``, else ``.pm_cache`` in the working
         directory, which is the notebook's folder in Jupyter).
+    :param transport: the SQL transport of every query that names none (``conn.sql_transport``):
+        ``"auto"`` (default: the fastest that answers, see docs/transports.md), ``"druid"``, ``"avatica"`` or
+        ``"jdbc"``.
     :param options: ``env_file``, ``use_keyring``, ``timeout``, ``retries``, ``backoff_factor``,
         ``backoff_max``, ``renew_before`` (see :func:`pm_notebook.config.resolve`).
     :raises ConfigurationError: a value is missing or malformed.
@@ -696,16 +700,33 @@ def connect(
         client_secret = Secret(client_secret)
     caching = cache_settings(cache, replay, cache_dir)
     check_option_names(options)
+    pinned = _transport_option(transport)
     if not caching.replay:
         settings = resolve(base_url, auth_url, client_id, client_secret, jdbc_url, **options)
-        return Connection(settings, caching=caching)
+        conn = Connection(settings, caching=caching)
+        conn.sql_transport = pinned
+        return conn
     # Replay: the recorded (non-secret) address of the service names it in reprs; nothing is resolved, so
     # neither the environment's secret nor the keyring is read.
     recorded = _recorded_connection(ResultCache(caching.cache_dir))
     given = {"base_url": base_url, "auth_url": auth_url, "client_id": client_id, "jdbc_url": jdbc_url}
     recorded.update({k: v for k, v in given.items() if isinstance(v, str) and v.strip()})
     settings = replay_settings(recorded)
-    return Connection(settings, caching=caching, online=False)
+    conn = Connection(settings, caching=caching, online=False)
+    conn.sql_transport = pinned
+    return conn
+
+
+def _transport_option(transport: object) -> str:
+    """The ``transport`` argument of :func:`connect`, checked (a typo must not silently mean ``auto``)."""
+    if transport is None:
+        return "auto"
+    name = transport.lower() if isinstance(transport, str) else transport
+    if name not in sql.TRANSPORTS:
+        raise ConfigurationError(
+            f"Unknown SQL transport {transport!r}.", hint=f"Use one of {', '.join(sql.TRANSPORTS)}."
+        )
+    return str(name)
 
 
 def _recorded_connection(results: ResultCache) -> dict[str, Any]:

@@ -147,6 +147,8 @@ def _convert(column: Any, target: pa.DataType, name: str) -> pa.Array | pa.Chunk
                 and column.type.tz is None
             ):
                 column = column.cast(pa.timestamp("ms"))
+            elif pa.types.is_date32(target) and pa.types.is_integer(column.type):
+                column = column.cast(pa.int32())  # epoch days
             return column.cast(target)
         return _from_values(column, target)
     except (
@@ -172,7 +174,7 @@ def batch_to_arrow(batch: Any) -> pa.RecordBatch:
 def _record_batches(batch: Any) -> list[pa.RecordBatch]:
     schema = arrow_schema(batch.columns)
     if batch.array_lines is not None:
-        return _from_array_lines(batch.array_lines, schema)
+        return _from_array_lines(batch.array_lines, schema, epoch_times=getattr(batch, "epoch_times", False))
     arrays = [_convert(data, field.type, field.name) for data, field in zip(batch.data, schema, strict=True)]
     return _as_batches(arrays, schema)
 
@@ -192,14 +194,19 @@ _CSV_MIN_BYTES = 1 << 16
 _JSON_ONLY_ESCAPE = re.compile(rb"\\[bfnrtu]")
 
 
-def _from_array_lines(lines: bytes, schema: pa.Schema) -> list[pa.RecordBatch]:
-    """Newline-separated JSON arrays (one row each, in column order) → typed record batches."""
+def _from_array_lines(lines: bytes, schema: pa.Schema, *, epoch_times: bool = False) -> list[pa.RecordBatch]:
+    """Newline-separated JSON arrays (one row each, in column order) → typed record batches.
+
+    :param epoch_times: TIMESTAMP and DATE values are epoch ms and epoch days (Avatica), not ISO text.
+    """
+    if not lines:
+        return [pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema], schema=schema)]
     # Small slices: JSON decoding costs less than starting the CSV reader's threads.
     if len(lines) > _CSV_MIN_BYTES and len(schema) and lines[:1] == b"[" and lines[-1:] == b"]":
         escaped = b"\\" in lines
         if not (escaped and _JSON_ONLY_ESCAPE.search(lines)):
             try:
-                table = _array_lines_as_csv(lines, schema, escaped=escaped)
+                table = _array_lines_as_csv(lines, schema, escaped=escaped, epoch_times=epoch_times)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, QueryError):
                 table = None  # e.g. a nested array: read it as JSON below
             if table is not None:
@@ -216,8 +223,10 @@ def _from_array_lines(lines: bytes, schema: pa.Schema) -> list[pa.RecordBatch]:
     return [pa.RecordBatch.from_arrays(arrays, schema=schema)]
 
 
-def _csv_type(target: pa.DataType) -> pa.DataType:
+def _csv_type(target: pa.DataType, epoch_times: bool = False) -> pa.DataType:
     """What the CSV reader should parse a column as (then cast to *target* by :func:`_convert`)."""
+    if epoch_times and (pa.types.is_timestamp(target) or pa.types.is_date(target)):
+        return pa.int64()  # epoch ms or days: cast by _convert
     if pa.types.is_timestamp(target) or pa.types.is_date(target):
         return pa.timestamp("ms", tz="UTC")  # Druid sends DATE as an ISO timestamp at midnight
     if pa.types.is_list(target):
@@ -246,10 +255,13 @@ def _edge_values(text: Any, first: bool, last: bool, target: pa.DataType) -> Any
     return pc.if_else(is_null, _NO_BYTES, data).cast(pa.string())
 
 
-def _array_lines_as_csv(lines: bytes, schema: pa.Schema, *, escaped: bool) -> pa.Table:
+def _array_lines_as_csv(
+    lines: bytes, schema: pa.Schema, *, escaped: bool, epoch_times: bool = False
+) -> pa.Table:
     n = len(schema)
     names = [f"c{i}" for i in range(n)]
-    types = {name: _csv_type(f.type) for name, f in zip(names, schema, strict=True)}
+    read_types = [_csv_type(f.type, epoch_times) for f in schema]
+    types = dict(zip(names, read_types, strict=True))
     # The line's brackets: when the first and last values cannot hold a comma or quote (numbers, times,
     # booleans), '[' and ']' simply stay in the first and last fields and are trimmed below; otherwise
     # "[a,b]\n[c,d]" becomes ",a,b,\n,c,d,": each row gains an empty first and last field, not read.
@@ -280,8 +292,8 @@ def _array_lines_as_csv(lines: bytes, schema: pa.Schema, *, escaped: bool) -> pa
     )
     if trim:
         for i in {0, n - 1}:
-            text = _edge_values(table.column(i), i == 0, i == n - 1, _csv_type(schema[i].type))
-            table = table.set_column(i, names[i], _convert(text, _csv_type(schema[i].type), schema[i].name))
+            text = _edge_values(table.column(i), i == 0, i == n - 1, read_types[i])
+            table = table.set_column(i, names[i], _convert(text, read_types[i], schema[i].name))
     for i, field in enumerate(schema):
         if pa.types.is_list(field.type):
             texts = table.column(i).to_pylist()

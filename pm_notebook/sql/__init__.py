@@ -64,9 +64,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: transport name -> the module of this package that defines ``open_transport(target)``; fastest first
-#: (bench/bench_client.py: Druid HTTP + pyarrow, then Avatica JSON + orjson, then the JVM), which is the
-#: order ``"auto"`` tries them in. Modules are imported on first use (the JDBC one needs JPype).
+#: transport name -> the module of this package that defines ``open_transport(target)``; fastest first, the
+#: order ``"auto"`` tries them in, as measured by bench/bench_client.py (docs/transports.md has the figures):
+#: Druid HTTP ``arrayLines`` (one answer streamed, no frames), then Avatica JSON (the same CSV reading of
+#: lines, but 5000-row frames one round trip each, and JSON numbers for times), then the JVM (start-up, and
+#: the driver's own frames). Modules are imported on first use (the JDBC one needs JPype).
 REGISTRY: Mapping[str, str] = {
     "druid": "druid",
     "avatica": "avatica",

@@ -2,8 +2,11 @@
 
 No sockets, no pandas: :func:`encode` gives the bytes to POST, :func:`decode` turns an answer body into a dict
 (raising the mapped error for ``{"response":"error"}``), and the ``*_frame``/``signature_columns`` helpers
-read results. The message shapes follow the Avatica 1.26 JSON reference (field names exactly as the Java
-driver sends them, so a Druid broker cannot tell us from the JDBC driver).
+read results. :func:`decode_frame` and :func:`row_lines` read a frame's rows without a Python object per cell:
+the ``rows`` array is cut out of the body as text (the small rest is decoded as usual) and rewritten as one
+JSON array per line, the shape of Druid's ``arrayLines`` that :mod:`pm_notebook.frames` parses column-wise.
+The message shapes follow the Avatica 1.26 JSON reference (field names exactly as the Java driver sends them,
+so a Druid broker cannot tell us from the JDBC driver).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import orjson
 
 from .._secret import MaskedBytes, Secret
@@ -24,6 +28,8 @@ __all__ = [
     "connection_sync",
     "create_statement",
     "decode",
+    "decode_frame",
+    "decode_rows",
     "encode",
     "execute",
     "fetch",
@@ -32,6 +38,8 @@ __all__ = [
     "parameter_values",
     "prepare",
     "prepare_and_execute",
+    "row_lines",
+    "rows_as_lines",
     "signature_columns",
     "typed_value",
 ]
@@ -79,6 +87,92 @@ def decode(body: bytes, expected: str, *, sql: str | None = None, url: str | Non
 
         raise QueryError(f"The SQL endpoint answered {kind!r} to a {expected!r} request.", sql=sql, url=url)
     return reply
+
+
+_ROWS_KEY = b'"rows":['
+
+
+def decode_frame(
+    body: bytes, expected: str, *, sql: str | None = None, url: str | None = None
+) -> tuple[dict[str, Any], bytes | None]:
+    """:func:`decode` an answer that carries a frame, leaving the frame's rows as JSON text.
+
+    Returns the message with ``rows`` emptied and the text of the ``rows`` array (``[[...],[...]]``), or
+    ``None`` for the text when the body has no rows array (an error, a null frame): then the message is
+    :func:`decode`'s own. The key ``"rows":[`` can only be a key: inside a JSON string every quote is
+    escaped. The array's end is the last ``]`` whose cut leaves a valid message (only envelope fields, no
+    row data, follow the rows), so no string in the rows can mislead the search.
+    """
+    start = body.find(_ROWS_KEY)
+    if start < 0:
+        return decode(body, expected, sql=sql, url=url), None
+    start += len(_ROWS_KEY) - 1
+    end = len(body)
+    while (end := body.rfind(b"]", start, end)) > start:
+        try:
+            message = orjson.loads(body[:start] + b"[]" + body[end + 1 :])
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(message, dict) and message.get("response") == expected:
+            return message, body[start : end + 1]
+        break
+    return decode(body, expected, sql=sql, url=url), None
+
+
+def decode_rows(rows: bytes, *, sql: str | None = None) -> list[Any]:
+    """The rows text of :func:`decode_frame`, decoded with orjson (the way for nested values)."""
+    try:
+        values = orjson.loads(rows)
+    except orjson.JSONDecodeError as exc:
+        from ..errors import QueryError
+
+        raise QueryError(f"The SQL endpoint sent rows that are not JSON: {exc}", sql=sql) from None
+    if not isinstance(values, list):
+        from ..errors import QueryError
+
+        raise QueryError("The SQL endpoint sent a frame whose rows are not a list.", sql=sql)
+    return values
+
+
+#: SQL types whose Avatica values are JSON scalars (numbers, strings, booleans, epoch numbers): frames of
+#: these columns only can be cut into lines without parsing them
+LINE_TYPES = frozenset(
+    (
+        *("TIMESTAMP", "DATE", "BIGINT", "INTEGER", "SMALLINT", "TINYINT", "DOUBLE", "FLOAT", "REAL"),
+        *("DECIMAL", "NUMERIC", "BOOLEAN", "VARCHAR", "CHAR"),
+    )
+)
+
+
+def rows_as_lines(columns: Sequence[ColumnSpec]) -> bool:
+    """Whether frames of these columns can be read with :func:`row_lines` (all scalar, none nested)."""
+    return bool(columns) and all(c.type_name.split("(", 1)[0] in LINE_TYPES for c in columns)
+
+
+def row_lines(rows: bytes) -> tuple[bytes, int] | None:
+    """A frame's ``rows`` text (``[[1,"a"],[2,"b"]]``) as newline-separated rows and their count.
+
+    The rows must hold scalars only (see :func:`rows_as_lines`): then every ``],[`` outside a string
+    separates two rows. Strings are told apart by the parity of the unescaped quotes before each ``],[``
+    (numpy over the bytes, no Python object per row). Returns ``None`` when a string holds ``],[`` (the
+    caller decodes that frame with orjson) or when the text is not an array of arrays.
+    """
+    if rows == b"[]":
+        return b"", 0
+    if len(rows) < 4 or rows[:2] != b"[[" or rows[-2:] != b"]]":
+        return None
+    inner = rows[1:-1]
+    # Escaped backslashes and quotes do not open or close strings: blank them (same length) first.
+    plain = inner.replace(b"\\\\", b"__").replace(b'\\"', b"__") if b"\\" in inner else inner
+    view = np.frombuffer(plain, np.uint8)
+    quotes = np.flatnonzero(view == ord('"'))
+    closes = np.flatnonzero(view[:-2] == ord("]"))
+    closes = closes[(view[closes + 1] == ord(",")) & (view[closes + 2] == ord("["))]
+    if closes.size and (np.searchsorted(quotes, closes) & 1).any():
+        return None
+    lines = bytearray(inner)
+    np.frombuffer(lines, np.uint8)[closes + 1] = ord("\n")
+    return bytes(lines), int(closes.size) + 1
 
 
 # --- requests

@@ -2,8 +2,11 @@
 
 The broker sees exactly what the JDBC driver would send (``openConnection`` with ``user``/``password`` in
 ``info``, ``prepareAndExecute`` or ``prepare``/``execute``, ``fetch``, ``closeStatement``), so it needs no JVM
-and works wherever the JDBC URL works. Frames are asked for at 5000 rows (Druid's ``maxRowsPerFrame``),
-decoded with orjson and handed on column-wise.
+and works wherever the JDBC URL works. Frames are asked for at 5000 rows (Druid's ``maxRowsPerFrame``).
+A frame of scalar columns is not decoded cell by cell: its ``rows`` text is cut out of the answer and
+rewritten as one JSON array per line (:func:`._protocol.row_lines`), the shape of Druid's ``arrayLines``, so
+:mod:`pm_notebook.frames` parses it column-wise with pyarrow's CSV reader, as on the druid path. Frames with
+ARRAY or OTHER columns (or a string holding ``],[``) are decoded with orjson and handed on column-wise.
 """
 
 from __future__ import annotations
@@ -71,7 +74,18 @@ class AvaticaTransport:
     # -- calls
     def call(self, message: dict[str, Any], expected: str, **options: Any) -> dict[str, Any]:
         """POST one Avatica message and decode the answer (*options* as :meth:`start_call`)."""
-        return self.start_call(message, expected, **options).result()
+        answer: dict[str, Any] = self.start_call(message, expected, **options).result()
+        return answer
+
+    def call_frame(
+        self, message: dict[str, Any], expected: str, **options: Any
+    ) -> tuple[dict[str, Any], bytes | None]:
+        """:meth:`call` for an answer with a frame: the message (rows emptied) and the rows' JSON text
+        (``None`` when the answer has no rows array; see :func:`._protocol.decode_frame`)."""
+        answer: tuple[dict[str, Any], bytes | None] = self.start_call(
+            message, expected, frame=True, **options
+        ).result()
+        return answer
 
     def start_call(
         self,
@@ -80,13 +94,15 @@ class AvaticaTransport:
         *,
         sql: str | None = None,
         session: requests.Session | None = None,
-    ) -> Pending[dict[str, Any]]:
-        """Start :meth:`call` on a worker thread; ``.result()`` gives the decoded answer.
+        frame: bool = False,
+    ) -> Pending[Any]:
+        """Start :meth:`call` on a worker thread; ``.result()`` gives the decoded answer (with *frame*, as
+        :meth:`call_frame`).
 
         A ``Secret`` in *message* (the password of ``openConnection``) is revealed only by the encoder.
         """
 
-        def post() -> dict[str, Any]:
+        def post() -> Any:
             response = _http.send(
                 session or self._session,
                 "POST",
@@ -98,6 +114,8 @@ class AvaticaTransport:
             )
             if response.status_code not in (200, 500):
                 raise from_http_status(response.status_code, response.text[:500], url=self.url)
+            if frame:
+                return proto.decode_frame(response.content, expected, sql=sql, url=self.url)
             return proto.decode(response.content, expected, sql=sql, url=self.url)
 
         return Pending(post)
@@ -166,16 +184,18 @@ class AvaticaTransport:
             result = AvaticaResult(self, sql, connection_id, statement_id, owned, batch_rows)
             message = proto.execute(prepared, values, first_frame_rows=self._frame_rows)
             try:
-                answer = self._interruptible(result, lambda: self.call(message, "executeResults", sql=sql))
+                answer, rows = self._interruptible(
+                    result, lambda: self.call_frame(message, "executeResults", sql=sql)
+                )
             except PMError:
                 result.close()  # a failed prepared statement still counts against the server's limit
                 raise
         else:
             statement_id, owned = self._statement(connection_id), False
             result = AvaticaResult(self, sql, connection_id, statement_id, owned, batch_rows)
-            answer = self._interruptible(
+            answer, rows = self._interruptible(
                 result,
-                lambda: self.call(
+                lambda: self.call_frame(
                     proto.prepare_and_execute(
                         connection_id, statement_id, sql, max_rows_in_first_frame=self._frame_rows
                     ),
@@ -186,7 +206,7 @@ class AvaticaTransport:
             if answer.get("missingStatement"):
                 self._statement_id = None
                 result.statement_id = statement_id = self._statement(connection_id)
-                answer = self.call(
+                answer, rows = self.call_frame(
                     proto.prepare_and_execute(
                         connection_id, statement_id, sql, max_rows_in_first_frame=self._frame_rows
                     ),
@@ -199,7 +219,7 @@ class AvaticaTransport:
             raise QueryError(
                 "The statement returned no result set.", sql=sql, hint="Only SELECT queries return rows."
             )
-        result.start(sets[0])
+        result.start(sets[0], rows)
         return result
 
     @staticmethod
@@ -249,33 +269,38 @@ class AvaticaResult:
         self._batch_rows = max(1, batch_rows)
         self.columns: tuple[ColumnSpec, ...] = ()
         self._first: dict[str, Any] | None = None
+        self._first_rows: bytes | None = None
+        self._lines = False
         self._offset = 0
         self._done = False
         self._closed = False
 
-    def start(self, result_set: dict[str, Any]) -> None:
-        """Take the ``executeResults`` result set: its signature and first frame."""
+    def start(self, result_set: dict[str, Any], rows: bytes | None = None) -> None:
+        """Take the ``executeResults`` result set: its signature and first frame (its rows as JSON text
+        *rows* when :func:`._protocol.decode_frame` cut them out)."""
         self.columns = proto.signature_columns(result_set.get("signature"))
+        self._lines = proto.rows_as_lines(self.columns)
         self._first = result_set.get("firstFrame")
+        self._first_rows = rows
 
-    def _frames(self) -> Iterator[tuple[list[Sequence[Any]], int]]:
-        width = len(self.columns)
-        frame = self._first
-        self._first = None
-        pending: Pending[dict[str, Any]] | None = None
+    def _frames(self) -> Iterator[tuple[bytes | list[Sequence[Any]], int]]:
+        """Each frame's rows as lines (bytes) or as columns of values, with their count."""
+        frame, rows = self._first, self._first_rows
+        self._first = self._first_rows = None
+        pending: Pending[Any] | None = None
         while True:
             if frame is not None:
-                count = len(frame.get("rows") or [])
+                part, count = self._rows(frame, rows)
                 self._offset += count
                 done = bool(frame.get("done"))
-                # Ask for the next frame before decoding this one: the server works while we transpose.
+                # Ask for the next frame before handing this one on: the server works while we parse.
                 pending = None if done else self._fetch(self._offset)
                 if count:
-                    yield proto.frame_columns(frame, width)[:2]
+                    yield part, count
                 if done:
                     self._done = True
                     return
-            answer = (pending or self._fetch(self._offset)).result()
+            answer, rows = (pending or self._fetch(self._offset)).result()
             pending = None
             if answer.get("missingStatement") or answer.get("missingResults"):
                 raise QueryError(
@@ -285,17 +310,34 @@ class AvaticaResult:
                 )
             frame = answer.get("frame") or {"rows": [], "done": False}
 
-    def _fetch(self, offset: int) -> Pending[dict[str, Any]]:
+    def _rows(self, frame: dict[str, Any], rows: bytes | None) -> tuple[bytes | list[Sequence[Any]], int]:
+        """A frame's rows as lines when they can be cut without parsing, else as decoded columns."""
+        if rows is not None and self._lines:
+            lines = proto.row_lines(rows)
+            if lines is not None:
+                return lines
+        if rows is not None:
+            frame = {**frame, "rows": proto.decode_rows(rows, sql=self.sql)}
+        columns, count, _ = proto.frame_columns(frame, len(self.columns))
+        return columns, count
+
+    def _fetch(self, offset: int) -> Pending[Any]:
         message = proto.fetch(self.connection_id, self.statement_id, offset, self._transport._frame_rows)
-        return self._transport.start_call(message, "fetch", sql=self.sql)
+        return self._transport.start_call(message, "fetch", sql=self.sql, frame=True)
 
     def batches(self) -> Iterator[Batch]:
-        """Yield the rows as batches of at least ``batch_rows`` rows (the last one smaller)."""
-        pending: list[list[Sequence[Any]]] = []
+        """Yield the rows as batches of at least ``batch_rows`` rows (the last one smaller).
+
+        Consecutive frames of one shape (lines or columns) are merged; a change of shape ends a batch.
+        """
+        pending: list[Any] = []
         held = 0
         try:
-            for columns, count in self._frames():
-                pending.append(columns)
+            for part, count in self._frames():
+                if pending and isinstance(part, bytes) != isinstance(pending[0], bytes):
+                    yield self._merge(pending, held)
+                    pending, held = [], 0
+                pending.append(part)
                 held += count
                 if held >= self._batch_rows:
                     yield self._merge(pending, held)
@@ -309,7 +351,9 @@ class AvaticaResult:
             if self._done:
                 self.close()
 
-    def _merge(self, parts: list[list[Sequence[Any]]], rows: int) -> Batch:
+    def _merge(self, parts: list[Any], rows: int) -> Batch:
+        if isinstance(parts[0], bytes):
+            return Batch(self.columns, (), rows, array_lines=b"\n".join(parts), epoch_times=True)
         if len(parts) == 1:
             data = tuple(parts[0])
         else:

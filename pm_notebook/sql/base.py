@@ -43,13 +43,16 @@ class Batch:
       what the protocol carries: epoch ms or ISO text for ``TIMESTAMP``, epoch days for ``DATE``, JSON
       numbers, strings, booleans, lists, ``None`` for NULL.
     - or ``array_lines`` holds the rows as newline-delimited JSON arrays in column order (Druid's
-      ``arrayLines``; ``data`` empty; ``num_rows`` is -1: the lines are not counted before parsing).
+      ``arrayLines``; ``data`` empty; ``num_rows`` is -1 when the lines are not counted before parsing).
+      In lines, TIMESTAMP and DATE values are ISO text (Druid's), or epoch ms and epoch days when
+      ``epoch_times`` is true (Avatica's wire values).
     """
 
     columns: tuple[ColumnSpec, ...]
     data: tuple[Any, ...]
     num_rows: int
     array_lines: bytes | None = None
+    epoch_times: bool = False
 
 
 class Result(Protocol):
