@@ -316,10 +316,18 @@ class ProcessLog:
                     raise TypeError(f"filter {f.label!r} cannot be written on the cases table")
                 case_level.append(on_cases)
         excluded = None if self._include_excluded else schema.lookup("_excluded_cases")
+        # The lookup named like the project maps outdated case versions (a later file brought more events of
+        # the case) to the current one: IS NULL keeps each case once, in its current version.
+        outdated = schema.lookup("")
+        current = (f"LOOKUP({schema.col('cases', 'case_version')}, '{outdated}') IS NULL", ())
         if kind == "cases":
+            if outdated:
+                direct.append(current)
             if excluded:
                 direct.append((f"LOOKUP({schema.col('cases', 'case_version')}, '{excluded}') IS NULL", ()))
         elif case_level:
+            if outdated:
+                case_level.append(current)
             if excluded:
                 case_level.append(
                     (f"LOOKUP({schema.col('cases', 'case_version')}, '{excluded}') IS NULL", ())
