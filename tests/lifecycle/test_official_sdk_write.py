@@ -50,7 +50,7 @@ def sdk_modules(request, tmp_path_factory):
         try:
             subprocess.run([*cmd, SDK], check=True, capture_output=True, timeout=120)
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-            pytest.skip(f"could not download the {SDK} wheel (no package index?): {exc}")
+            pytest.fail(f"could not download the {SDK} wheel (is the package index reachable?): {exc}")
         wheels = sorted(folder.glob("igrafx_mining_sdk-2.38.1-*.whl"))
     root = tmp_path_factory.mktemp("sdk")
     package = root / "igrafx_mining_sdk"

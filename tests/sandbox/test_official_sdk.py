@@ -163,7 +163,7 @@ def sdk_wheel(request, tmp_path_factory) -> Path:
                 timeout=120,
             )
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-            pytest.skip(f"could not download the {SDK} wheel (no package index?): {exc}")
+            pytest.fail(f"could not download the {SDK} wheel (is the package index reachable?): {exc}")
         wheels = sorted(folder.glob("igrafx_mining_sdk-2.38.1-*.whl"))
     return wheels[0]
 
