@@ -144,7 +144,7 @@ class Pm(Magics):
         from IPython.core.completer import SimpleCompletion
 
         names = [n for n in sorted(ANSWERS) if n.startswith(text)]
-        return {"completions": [SimpleCompletion(n, type="keyword") for n in names], "suppress": False}
+        return {"completions": [SimpleCompletion(n, type="keyword") for n in names], "suppress": bool(names)}
 
     # --- steps -------------------------------------------------------------------------------------------
     def _answer(self, args: argparse.Namespace) -> Any:

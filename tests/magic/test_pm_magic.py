@@ -84,3 +84,11 @@ def test_help_lists_every_answer(shell):
 def test_bad_lines_get_specific_errors(line, message):
     with pytest.raises(ConfigurationError, match=message):
         parse_pm_args(line)
+
+
+def test_tab_completes_the_answer_names(bare_shell):
+    from IPython.core.completer import provisionalcompleter
+
+    with provisionalcompleter():
+        got = [c.text for c in bare_shell.Completer.completions("%pm bo", 6)]
+    assert got == ["bottlenecks"]
