@@ -19,6 +19,7 @@ import threading
 import pytest
 
 SANDBOX_CASES = 300
+SDK_REQUIREMENT = "igrafx-mining-sdk==2.38.1"
 PM_ENV_KEYS = ("PM_BASE_URL", "PM_AUTH_URL", "PM_CLIENT_ID", "PM_CLIENT_SECRET", "PM_JDBC_URL")
 CACHE_ENV_KEYS = ("PM_CACHE", "PM_REPLAY", "PM_CACHE_DIR")
 
@@ -112,6 +113,38 @@ def sandbox_store():
     store = build_store(cases=SANDBOX_CASES, seal=False)
     yield store
     store.close()
+
+
+@pytest.fixture(scope="session")
+def sdk_wheel(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The vendor SDK's wheel (``igrafx-mining-sdk==2.38.1``), downloaded once with pip (never installed) into
+    pytest's cache; its code is read by the tests that run it unchanged against the sandbox."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cache = getattr(request.config, "cache", None)
+    folder = Path(cache.mkdir("igrafx-sdk")) if cache is not None else tmp_path_factory.mktemp("igrafx-sdk")
+    pattern = "igrafx_mining_sdk-2.38.1-*.whl"
+    if not sorted(folder.glob(pattern)):
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-q",
+            "-d",
+            str(folder),
+        ]
+        try:
+            subprocess.run([*cmd, SDK_REQUIREMENT], check=True, capture_output=True, timeout=120)
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+            pytest.fail(
+                f"could not download the {SDK_REQUIREMENT} wheel (is the package index reachable?): {exc}"
+            )
+    return sorted(folder.glob(pattern))[0]
 
 
 @pytest.fixture

@@ -9,16 +9,13 @@ unused ``networkx`` import is stubbed); where no package index is reachable the 
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 import types
 import zipfile
-from pathlib import Path
 
 import pytest
 
-SDK = "igrafx-mining-sdk==2.38.1"
 SDK_FILES = (
     "api_connector.py",
     "workgroup.py",
@@ -30,32 +27,12 @@ SDK_FILES = (
 
 
 @pytest.fixture(scope="module")
-def sdk_modules(request, tmp_path_factory):
+def sdk_modules(sdk_wheel, tmp_path_factory):
     """The SDK's package folder (unpacked from the wheel) on ``sys.path`` for this module's tests."""
-    cache = getattr(request.config, "cache", None)
-    folder = Path(cache.mkdir("igrafx-sdk")) if cache is not None else tmp_path_factory.mktemp("igrafx-sdk")
-    wheels = sorted(folder.glob("igrafx_mining_sdk-2.38.1-*.whl"))
-    if not wheels:
-        cmd = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "-q",
-            "-d",
-            str(folder),
-        ]
-        try:
-            subprocess.run([*cmd, SDK], check=True, capture_output=True, timeout=120)
-        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-            pytest.fail(f"could not download the {SDK} wheel (is the package index reachable?): {exc}")
-        wheels = sorted(folder.glob("igrafx_mining_sdk-2.38.1-*.whl"))
     root = tmp_path_factory.mktemp("sdk")
     package = root / "igrafx_mining_sdk"
     package.mkdir()
-    with zipfile.ZipFile(wheels[0]) as wheel:
+    with zipfile.ZipFile(sdk_wheel) as wheel:
         for name in SDK_FILES:
             (package / name).write_bytes(wheel.read(f"igrafx_mining_sdk/{name}"))
     (package / "__init__.py").write_text("")  # the real one reads its pyproject with toml

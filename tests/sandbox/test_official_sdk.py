@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -26,7 +25,6 @@ from pathlib import Path
 import pytest
 import requests
 
-SDK = "igrafx-mining-sdk==2.38.1"
 SDK_FILES = (
     "api_connector.py",
     "workgroup.py",
@@ -136,36 +134,6 @@ def _process_key(sandbox, key: str, pid: str) -> str:
     )
     r.raise_for_status()
     return sorted(row["processkey"] for row in r.json())[0]
-
-
-@pytest.fixture(scope="module")
-def sdk_wheel(request, tmp_path_factory) -> Path:
-    cache = getattr(request.config, "cache", None)
-    folder = Path(cache.mkdir("igrafx-sdk")) if cache is not None else tmp_path_factory.mktemp("igrafx-sdk")
-    wheels = sorted(folder.glob("igrafx_mining_sdk-2.38.1-*.whl"))
-    if not wheels:
-        try:
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "download",
-                    "--no-deps",
-                    "--only-binary=:all:",
-                    "-q",
-                    "-d",
-                    str(folder),
-                    SDK,
-                ],
-                check=True,
-                capture_output=True,
-                timeout=120,
-            )
-        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-            pytest.fail(f"could not download the {SDK} wheel (is the package index reachable?): {exc}")
-        wheels = sorted(folder.glob("igrafx_mining_sdk-2.38.1-*.whl"))
-    return wheels[0]
 
 
 @contextlib.contextmanager
