@@ -5,9 +5,12 @@ Usage::
     .venv/bin/python bench/load.py                           # 50 "demo" + 5 "second", 45 s per run
     .venv/bin/python bench/load.py --seconds 30 --busy 50 --quiet 5 --processes 4
     .venv/bin/python bench/load.py --transports druid        # one SQL transport only
+    .venv/bin/python bench/load.py --rounds 3 --seconds 20   # alone/mixed interleaved 3 times, medians
+    .venv/bin/python bench/load.py --sandbox-args="--sql-cpu-turns 1000"   # without fair CPU turns
 
 It starts one sandbox, computes the expected answers once (a reference run per workgroup), then runs two
-configurations for ``--seconds`` each:
+configurations for ``--seconds`` each, ``--rounds`` times in turn (alone, mixed, alone, mixed, ...: a slow
+spell of the machine falls on both):
 
 1. **alone**: the ``--quiet`` clients of the second workgroup by themselves;
 2. **mixed**: ``--busy`` clients of the first workgroup plus the same ``--quiet`` clients of the second.
@@ -15,12 +18,15 @@ configurations for ``--seconds`` each:
 A client is what a notebook does: its own :class:`pm_notebook.Connection`, then, until time is up, a random
 mix of a REST listing (``projects()``), a small parameterised SQL query (one case's task count) and a large
 one (every task row of a project), each answer checked against the reference (a wrong row count or sum is a
-*wrong result*, an exception an *error*). Clients are threads, spread over ``--processes`` worker processes
-(threads and processes both). Clients alternate over ``--transports``.
+*wrong result*, an exception an *error*). Clients are threads: the first workgroup's spread over
+``--processes`` worker processes, the second's in a process of their own — two teams' notebooks are never
+one Python process (``--shared-processes`` mixes them, as a stress of the client's GIL rather than of the
+service). Clients alternate over ``--transports``.
 
-Printed per configuration and workgroup: operations, throughput, p50/p95/p99 latency, errors, wrong results
-(with the first error texts); then the second workgroup's p99 ratio mixed/alone. Goal (issue #15): zero
-errors, zero wrong results, ratio ≤ 3. Exit code 0 when the goal is met, 1 otherwise.
+Printed per round, configuration and workgroup: operations, throughput, p50/p95/p99 latency, errors, wrong
+results (with the first error texts); then the second workgroup's p99 ratio mixed/alone, from the medians
+over the rounds. Goal (issue #15): zero errors, zero wrong results, ratio ≤ 3. Exit code 0 when the goal is
+met, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import random
+import shlex
 import statistics
 import sys
 import threading
@@ -187,12 +194,17 @@ def _worker(specs: list[ClientSpec], start_at: float, stop_at: float) -> list[Sa
     return out
 
 
-def run(specs: list[ClientSpec], seconds: float, processes: int) -> RunResult:
-    """Run *specs* as threads over *processes* worker processes for *seconds*; collect every sample."""
+def run(
+    specs: list[ClientSpec], seconds: float, processes: int, own: list[ClientSpec] | None = None
+) -> RunResult:
+    """Run *specs* as threads over *processes* worker processes, and *own* in one more process, for
+    *seconds*; collect every sample."""
     groups: list[list[ClientSpec]] = [[] for _ in range(max(1, processes))]
     for i, spec in enumerate(specs):
         groups[i % len(groups)].append(spec)
     groups = [g for g in groups if g]
+    if own:
+        groups.append(list(own))
     start_at = time.time() + 5.0 + 0.5 * len(groups)  # every process imported and connected first
     stop_at = start_at + seconds
     ctx = multiprocessing.get_context("spawn")
@@ -266,13 +278,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transports", default="druid,avatica", help="SQL transports, alternated by client")
     parser.add_argument("--cases", type=int, default=300, help="cases per project in the sandbox")
     parser.add_argument("--seed", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=1, help="alone/mixed pairs, run in turn (medians)")
+    parser.add_argument(
+        "--shared-processes",
+        action="store_true",
+        help="put the second workgroup's clients in the first's processes (default: a process of their own)",
+    )
+    parser.add_argument(
+        "--sandbox-args", default="", help='extra sandbox flags, e.g. "--sql-cpu-turns 1000" (fairness off)'
+    )
     args = parser.parse_args(argv)
     transports = [t.strip() for t in args.transports.split(",") if t.strip()]
 
     from pm_notebook.sandbox import start
 
-    print(f"starting a sandbox ({args.cases} cases per project) ...", flush=True)
-    with start(cases=args.cases) as sb:
+    print(f"starting a sandbox ({args.cases} cases per project) {args.sandbox_args} ...", flush=True)
+    with start(cases=args.cases, extra_args=shlex.split(args.sandbox_args)) as sb:
         busy_ref, quiet_ref = reference(sb, "demo"), reference(sb, "second")
         print(
             f"reference: demo large query {busy_ref.large_rows} rows, second {quiet_ref.large_rows} rows; "
@@ -286,17 +307,28 @@ def main(argv: list[str] | None = None) -> int:
             ClientSpec(busy_ref, transports[i % len(transports)], args.seed + 1000 + i)
             for i in range(args.busy)
         ]
-        alone = report(f"alone: {args.quiet} second", run(quiet, args.seconds, args.processes))
-        mixed = report(
-            f"mixed: {args.busy} demo + {args.quiet} second", run(busy + quiet, args.seconds, args.processes)
-        )
-    ratio = mixed["second"]["p99"] / alone["second"]["p99"]
-    errors = sum(r["errors"] for r in (*alone.values(), *mixed.values()))
-    wrong = sum(r["wrong"] for r in (*alone.values(), *mixed.values()))
+        alone: list[dict[str, dict[str, Any]]] = []
+        mixed: list[dict[str, dict[str, Any]]] = []
+        for r in range(1, args.rounds + 1):
+            alone.append(report(f"round {r}, alone: {args.quiet} second", run(quiet, args.seconds, 1)))
+            if args.shared_processes:
+                both = run(busy + quiet, args.seconds, args.processes)
+            else:
+                both = run(busy, args.seconds, args.processes, own=quiet)
+            mixed.append(report(f"round {r}, mixed: {args.busy} demo + {args.quiet} second", both))
+    p99_alone = statistics.median(a["second"]["p99"] for a in alone)
+    p99_mixed = statistics.median(m["second"]["p99"] for m in mixed)
+    ratio = p99_mixed / p99_alone
+    every = [row for part in (*alone, *mixed) for row in part.values()]
+    errors = sum(row["errors"] for row in every)
+    wrong = sum(row["wrong"] for row in every)
     met = errors == 0 and wrong == 0 and ratio <= 3.0
+    rounds = ", ".join(
+        f"{a['second']['p99']:.1f}/{m['second']['p99']:.1f}" for a, m in zip(alone, mixed, strict=True)
+    )
     print(
-        f"\nsecond workgroup p99: alone {alone['second']['p99']:.1f} ms, "
-        f"mixed {mixed['second']['p99']:.1f} ms, "
+        f"\nsecond workgroup p99 (median of {args.rounds} round(s); alone/mixed per round: {rounds}): "
+        f"alone {p99_alone:.1f} ms, mixed {p99_mixed:.1f} ms, "
         f"ratio {ratio:.2f} (goal ≤ 3); errors {errors}, wrong results {wrong} (goal 0 each) → "
         f"{'GOAL MET' if met else 'GOAL NOT MET'}"
     )
