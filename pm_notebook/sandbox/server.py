@@ -70,6 +70,19 @@ def build_parser(prog: str = "python -m pm_notebook.sandbox") -> argparse.Argume
         "--max-upload-bytes", type=int, default=None, help="largest file /pub accepts (default 1 GiB)"
     )
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    p.add_argument(
+        "--fair-turns",
+        type=int,
+        default=0,
+        help="requests in progress at once on both ports, handed out fairly among workgroups "
+        "(default 0: two per processor)",
+    )
+    p.add_argument(
+        "--fair-slice",
+        type=float,
+        default=0.05,
+        help="seconds after which a request in progress stops holding its turn (default 0.05)",
+    )
     from .sql.app import add_sql_arguments  # the SQL port's limits (--sql-query-timeout, ...)
 
     add_sql_arguments(p)
@@ -83,6 +96,10 @@ def main(argv: list[str] | None = None, prog: str = "python -m pm_notebook.sandb
     for name in ("cases", "token_lifetime", "refresh_lifetime"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.fair_turns < 0:
+        parser.error("--fair-turns must be 0 (two per processor) or more")
+    if not 0 < args.fair_slice < float("inf"):
+        parser.error("--fair-slice must be a positive number of seconds")
     logging.basicConfig(
         level=args.log_level.upper(),
         stream=sys.stderr,
@@ -135,7 +152,8 @@ async def _serve(
     import uvicorn
 
     from .app import create_app
-    from .faults import FaultBoard, FaultMiddleware, _Connections, tracking_protocol
+    from .fair import FairAdmission, FairTurns, workgroup_of
+    from .faults import ADMIN_PREFIX, FaultBoard, FaultMiddleware, _Connections, tracking_protocol
     from .oidc import REALM, IdentityProvider
     from .sql.app import create_sql_app, sql_options_from_args
 
@@ -157,22 +175,44 @@ async def _serve(
         refresh_lifetime=args.refresh_lifetime,
     )
     sql_port_app = create_sql_app(store, options=sql_options_from_args(args))
+    # One event loop serves both ports: its requests take turns, shared fairly among workgroups.
+    turns = FairTurns(args.fair_turns, args.fair_slice)
     board = FaultBoard(
-        extra_stats=lambda: {"tokens_issued": idp.tokens_issued}, holds=sql_port_app.state.sql_engine.holds
+        extra_stats=lambda: {"tokens_issued": idp.tokens_issued, "fair_turns": turns.state()},
+        holds=sql_port_app.state.sql_engine.holds,
     )
     connections = _Connections()
     protocol = tracking_protocol(connections)
     # The admin routes serve every secret and the fault switches: never open. Without a key from the
     # environment, a fresh one is printed and written to the env file.
     admin_key = os.environ.get(ADMIN_KEY_ENV) or secrets.token_urlsafe(24)
+    avatica = sql_port_app.state.avatica
+
+    def identify(scope: dict, body: bytes | None) -> str | None:
+        return workgroup_of(scope, body, lambda cid: avatica.owner({"connectionId": cid}))
+
     main_app = FaultMiddleware(
-        create_app(
-            store, idp, board, sql_port=sql_port, admin_key=admin_key, max_upload_bytes=args.max_upload_bytes
+        FairAdmission(
+            create_app(
+                store,
+                idp,
+                board,
+                sql_port=sql_port,
+                admin_key=admin_key,
+                max_upload_bytes=args.max_upload_bytes,
+            ),
+            turns,
+            identify,
+            exempt=(ADMIN_PREFIX,),
         ),
         board,
         connections,
     )
-    sql_app = FaultMiddleware(sql_port_app, board, connections)
+    sql_app = FaultMiddleware(
+        FairAdmission(sql_port_app, turns, identify, peek_paths=("/druid/v2/sql/avatica",)),
+        board,
+        connections,
+    )
     servers = [
         _Server(
             uvicorn.Config(app, http=protocol, lifespan="off", log_config=None, timeout_graceful_shutdown=2)
