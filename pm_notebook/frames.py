@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
@@ -102,8 +103,43 @@ ARROW_TYPES: dict[str, pa.DataType] = {
     "STRING": pa.string(),
 }
 
+
+def _int64_array(column: pa.Array | pa.ChunkedArray) -> pd.arrays.IntegerArray:
+    """An int64 Arrow column as pandas' ``Int64`` array, copied once.
+
+    pandas' own conversion copies twice (the chunks combined, then the combined values copied again); here
+    each chunk's values go straight into one NumPy array (a NULL's slot keeps whatever the Arrow buffer held:
+    the mask hides it, as in pandas' conversion).
+    """
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    data = np.empty(len(column), dtype=np.int64)
+    mask = np.zeros(len(column), dtype=bool)
+    at = 0
+    for chunk in chunks:
+        size = len(chunk)
+        if size:
+            values = chunk.buffers()[1]
+            if values is not None:  # (None only when every value is NULL)
+                data[at : at + size] = np.frombuffer(
+                    values, dtype=np.int64, count=size, offset=chunk.offset * 8
+                )
+            if chunk.null_count:
+                mask[at : at + size] = pc.is_null(chunk).to_numpy(zero_copy_only=False)
+            at += size
+    return pd.arrays.IntegerArray(data, mask, copy=False)
+
+
+class _Int64FromArrow(pd.Int64Dtype):
+    """``Int64`` for ``Table.to_pandas``' ``types_mapper``, converting with :func:`_int64_array` (the
+    column is released right after when converting with ``self_destruct``); the arrays it makes have the
+    plain ``Int64`` dtype."""
+
+    def __from_arrow__(self, array: pa.Array | pa.ChunkedArray) -> pd.arrays.IntegerArray:
+        return _int64_array(array)
+
+
 _PANDAS_TYPES = {
-    pa.int64(): pd.Int64Dtype(),
+    pa.int64(): _Int64FromArrow(),
     pa.bool_(): pd.BooleanDtype(),
     pa.string(): pd.StringDtype("pyarrow"),
     pa.large_string(): pd.StringDtype("pyarrow"),
