@@ -26,7 +26,7 @@ from .params import Param, check_params
 __all__ = ["SQL_PATH", "AnswerParser", "column_specs", "error_from_answer", "parameter", "request_body"]
 
 SQL_PATH = "/druid/v2/sql/"
-#: batches are cut at line ends once this many bytes are held (``batch_rows`` × this / row at least)
+#: the druid transport's largest batch is ``batch_rows`` × this many bytes (``CHUNK_BYTES`` at least)
 BYTES_PER_ROW = 128
 CHUNK_BYTES = 1 << 20
 
@@ -104,12 +104,13 @@ class AnswerParser:
     """The state of one ``arrayLines`` answer body being read.
 
     Call :meth:`feed` with each chunk as it arrives (any split, down to single bytes); :attr:`columns` is set
-    once the three header lines are complete. :meth:`feed` returns the batches that are ready (about
-    *batch_bytes* each, cut at line ends); :meth:`end` (at the end of the body) returns the rest or raises.
+    once the three header lines are complete. :meth:`feed` returns the batches that are ready (cut at line
+    ends); :meth:`end` (at the end of the body) returns the rest or raises.
 
-    Batches start small and grow with the answer, to *batch_bytes*: a batch is at most an eighth of the bytes
-    received so far (and at least ``min(batch_bytes, CHUNK_BYTES)``), so the bytes held while a batch is
-    parsed stay proportional to the answer — a small answer is not held in a few large batches.
+    Batches start small and grow with the answer: a batch is cut once :attr:`batch_target` bytes are held,
+    an eighth of the bytes received so far, at least ``min(batch_bytes, CHUNK_BYTES)`` and at most
+    *batch_bytes*. The bytes held while a batch is parsed thus stay proportional to the answer: a small
+    answer is not held in a few large batches, a large one is not cut into many small ones.
 
     :param sql: the statement, for error messages.
     :param batch_bytes: how many bytes of lines make a batch, at most.
