@@ -68,8 +68,8 @@ def _result_pool() -> pa.MemoryPool:
     jemalloc where this pyarrow has it, unless the user chose a pool (``ARROW_DEFAULT_MEMORY_POOL``): with
     pyarrow's default, mimalloc, parsing a 100,000-row answer held 55-60 MB of RSS for 11-14 MB of Arrow
     data (free pages kept committed per thread), 2-3x what jemalloc or the system allocator held for the same
-    parse; jemalloc was as fast as mimalloc on the 1M-row answer (bench/README.md, issue 17). Only the
-    buffers of query results come from it: the process's default pool is left alone.
+    parse; on the 1M-row answer the two took the same time within this machine's noise (bench/README.md,
+    issue 17). Only the buffers of query results come from it: the process's default pool is left alone.
     """
     if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
         return pa.default_memory_pool()
