@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
@@ -60,6 +61,26 @@ __all__ = [
 
 _TS = pa.timestamp("ms", tz="UTC")
 
+
+def _result_pool() -> pa.MemoryPool:
+    """The Arrow memory pool that results are parsed and converted in.
+
+    jemalloc where this pyarrow has it, unless the user chose a pool (``ARROW_DEFAULT_MEMORY_POOL``): with
+    pyarrow's default, mimalloc, parsing a 100,000-row answer held 55-60 MB of RSS for 11-14 MB of Arrow
+    data (free pages kept committed per thread), 2-3x what jemalloc or the system allocator held for the same
+    parse; on the 1M-row answer the two took the same time within this machine's noise (bench/README.md,
+    issue 17). Only the buffers of query results come from it: the process's default pool is left alone.
+    """
+    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+        return pa.default_memory_pool()
+    try:
+        return pa.jemalloc_memory_pool()
+    except NotImplementedError:  # a pyarrow built without jemalloc
+        return pa.default_memory_pool()
+
+
+_POOL = _result_pool()
+
 # Declared SQL type name -> Arrow type. Anything unlisted (OTHER, COMPLEX<...>, VARBINARY as base64) is a
 # string.
 ARROW_TYPES: dict[str, pa.DataType] = {
@@ -82,8 +103,43 @@ ARROW_TYPES: dict[str, pa.DataType] = {
     "STRING": pa.string(),
 }
 
+
+def _int64_array(column: pa.Array | pa.ChunkedArray) -> pd.arrays.IntegerArray:
+    """An int64 Arrow column as pandas' ``Int64`` array, copied once.
+
+    pandas' own conversion copies twice (the chunks combined, then the combined values copied again); here
+    each chunk's values go straight into one NumPy array (a NULL's slot keeps whatever the Arrow buffer held:
+    the mask hides it, as in pandas' conversion).
+    """
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    data = np.empty(len(column), dtype=np.int64)
+    mask = np.zeros(len(column), dtype=bool)
+    at = 0
+    for chunk in chunks:
+        size = len(chunk)
+        if size:
+            values = chunk.buffers()[1]
+            if values is not None:  # (None only when every value is NULL)
+                data[at : at + size] = np.frombuffer(
+                    values, dtype=np.int64, count=size, offset=chunk.offset * 8
+                )
+            if chunk.null_count:
+                mask[at : at + size] = pc.is_null(chunk).to_numpy(zero_copy_only=False)
+            at += size
+    return pd.arrays.IntegerArray(data, mask, copy=False)
+
+
+class _Int64FromArrow(pd.Int64Dtype):
+    """``Int64`` for ``Table.to_pandas``' ``types_mapper``, converting with :func:`_int64_array` (the
+    column is released right after when converting with ``self_destruct``); the arrays it makes have the
+    plain ``Int64`` dtype."""
+
+    def __from_arrow__(self, array: pa.Array | pa.ChunkedArray) -> pd.arrays.IntegerArray:
+        return _int64_array(array)
+
+
 _PANDAS_TYPES = {
-    pa.int64(): pd.Int64Dtype(),
+    pa.int64(): _Int64FromArrow(),
     pa.bool_(): pd.BooleanDtype(),
     pa.string(): pd.StringDtype("pyarrow"),
     pa.large_string(): pd.StringDtype("pyarrow"),
@@ -146,10 +202,10 @@ def _convert(column: Any, target: pa.DataType, name: str) -> pa.Array | pa.Chunk
                 and pa.types.is_timestamp(column.type)
                 and column.type.tz is None
             ):
-                column = column.cast(pa.timestamp("ms"))
+                column = pc.cast(column, pa.timestamp("ms"), memory_pool=_POOL)
             elif pa.types.is_date32(target) and pa.types.is_integer(column.type):
-                column = column.cast(pa.int32())  # epoch days
-            return column.cast(target)
+                column = pc.cast(column, pa.int32(), memory_pool=_POOL)  # epoch days
+            return pc.cast(column, target, memory_pool=_POOL)
         return _from_values(column, target)
     except (
         pa.ArrowInvalid,
@@ -238,7 +294,6 @@ def _is_text(target: pa.DataType) -> bool:
     return bool(pa.types.is_string(target) or pa.types.is_large_string(target) or pa.types.is_list(target))
 
 
-_NULL = pa.scalar(b"null", pa.binary())
 _NO_BYTES = pa.scalar(None, pa.binary())
 
 
@@ -247,12 +302,18 @@ def _edge_values(text: Any, first: bool, last: bool, target: pa.DataType) -> Any
 
     Byte slicing on a binary view: these values are ASCII (numbers, ``true``, ISO times, ``null``). The CSV
     reader already unquoted a last field (it starts with its quote), not a first one (it starts with '[').
+    One slice and one comparison per value; NULLs are put back only when some value is ``null``.
     """
-    data = pc.binary_slice(text.cast(pa.binary()), 1 if first else 0, -1 if last else 1 << 30)
-    is_null = pc.equal(data, _NULL)
-    if first and pa.types.is_timestamp(target):  # an ISO time still in its quotes
-        data = pc.binary_slice(data, 1, -1)
-    return pc.if_else(is_null, _NO_BYTES, data).cast(pa.string())
+    pool = _POOL
+    raw = text.cast(pa.binary())  # a view: same buffers
+    quoted = first and pa.types.is_timestamp(target)  # an ISO time still in its quotes
+    cut = int(last) + int(quoted)  # bytes after the value: its line's ']', its closing quote
+    data = pc.binary_slice(raw, int(first) + int(quoted), -cut if cut else 1 << 30, memory_pool=pool)
+    null = pa.scalar((b"[" if first else b"") + b"null" + (b"]" if last else b""), pa.binary())
+    is_null = pc.equal(raw, null, memory_pool=pool)
+    if pc.any(is_null).as_py():
+        data = pc.if_else(is_null, _NO_BYTES, data, memory_pool=pool)
+    return data.cast(pa.string())
 
 
 def _array_lines_as_csv(
@@ -289,6 +350,7 @@ def _array_lines_as_csv(
             strings_can_be_null=True,
             quoted_strings_can_be_null=False,
         ),
+        memory_pool=_POOL,
     )
     if trim:
         for i in {0, n - 1}:
@@ -379,7 +441,7 @@ def to_pandas(table: pa.Table, *, consume: bool = False, transport: str | None =
     for i in reversed(list_columns):
         table = table.remove_column(i)
     frame: pd.DataFrame = table.to_pandas(
-        types_mapper=_PANDAS_TYPES.get, split_blocks=True, self_destruct=consume
+        memory_pool=_POOL, types_mapper=_PANDAS_TYPES.get, split_blocks=True, self_destruct=consume
     )
     del table
     for i in list_columns:

@@ -11,8 +11,8 @@ Parameters travel in the request's ``parameters`` list; cancellation is ``DELETE
 
 from __future__ import annotations
 
+import collections
 import logging
-import queue
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -39,16 +39,21 @@ def open_transport(target: Target) -> DruidTransport:
 class _Exchange:
     """One request/answer on a worker thread: it sends the query, then receives the body in chunks.
 
-    Receiving thus overlaps parsing; at most *depth* chunks wait in the queue. The caller waits in short
+    Receiving thus overlaps parsing. The read-ahead is bounded in bytes, not chunks (chunk sizes follow the
+    server's writes): at most ``ahead_bytes()`` wait to be parsed — the next batch's size, so it arrives
+    while one is parsed, and a small answer's memory is not a fixed read-ahead's. The caller waits in short
     slices (:meth:`response`, :meth:`next`), so a Ctrl-C delivered to another thread (the JVM's) is seen.
     """
 
     _END = object()
 
-    def __init__(self, send: Callable[[], requests.Response], depth: int = 64) -> None:
+    def __init__(self, send: Callable[[], requests.Response], ahead_bytes: Callable[[], int]) -> None:
         self._send = send
         self._response: requests.Response | None = None
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=depth)
+        self._ahead = ahead_bytes
+        self._items: collections.deque[tuple[Any, int]] = collections.deque()
+        self._held = 0  # bytes of body chunks waiting in _items
+        self._changed = threading.Condition()
         self._stop = threading.Event()
         run_in_worker(self._run)
 
@@ -62,28 +67,31 @@ class _Exchange:
             if response.status_code != 200:
                 return  # the caller reads the error body
             for chunk in response.iter_content(chunk_size=wire.CHUNK_BYTES):
-                if not self._put(chunk):
+                if not self._put(chunk, len(chunk)):
                     return
             self._put(self._END)
         except BaseException as exc:  # handed to the waiting thread
             self._put(exc)
 
-    def _put(self, item: Any) -> bool:
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
+    def _put(self, item: Any, size: int = 0) -> bool:
+        with self._changed:
+            # Something always gets through when nothing waits, whatever its size.
+            while self._held and self._held + size > self._ahead() and not self._stop.is_set():
+                self._changed.wait(0.1)
+            if self._stop.is_set():
+                return False
+            self._items.append((item, size))
+            self._held += size
+            self._changed.notify_all()
+        return True
 
     def _get(self) -> Any:
-        while True:
-            try:
-                item = self._queue.get(timeout=0.05)
-                break
-            except queue.Empty:
-                continue
+        with self._changed:
+            while not self._items:
+                self._changed.wait(0.05)
+            item, size = self._items.popleft()
+            self._held -= size
+            self._changed.notify_all()
         if isinstance(item, BaseException):
             raise item
         return item
@@ -97,7 +105,8 @@ class _Exchange:
         """The next chunk, or ``None`` at the end of the body."""
         item = self._get()
         if item is self._END:
-            self._queue.put(item)  # later calls see the end too
+            with self._changed:
+                self._items.appendleft((item, 0))  # later calls see the end too
             return None
         chunk: bytes = item
         return chunk
@@ -105,6 +114,8 @@ class _Exchange:
     def close(self) -> None:
         """Stop receiving and release the connection."""
         self._stop.set()
+        with self._changed:
+            self._changed.notify_all()
         if self._response is not None:
             self._response.close()
 
@@ -161,7 +172,8 @@ class DruidTransport:
                     auth=_http.SecretBasicAuth(self._target.user, self._target.password),
                     stream=True,
                     headers={"Content-Type": "application/json"},
-                )
+                ),
+                ahead_bytes=result.read_ahead,
             )
             result.start(exchange)
             self._active = result
@@ -210,6 +222,10 @@ class DruidResult:
         self._ready: list[Batch] = []  # batches parsed while the header was read
         self._done = False
         self._closed = False
+
+    def read_ahead(self) -> int:
+        """How many body bytes may wait to be parsed: the next batch's size (read while one is parsed)."""
+        return self._parser.batch_target
 
     def start(self, exchange: _Exchange) -> None:
         """Wait for the answer, check its status and read the header lines (the declared column types)."""

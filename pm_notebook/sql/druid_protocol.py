@@ -26,7 +26,7 @@ from .params import Param, check_params
 __all__ = ["SQL_PATH", "AnswerParser", "column_specs", "error_from_answer", "parameter", "request_body"]
 
 SQL_PATH = "/druid/v2/sql/"
-#: batches are cut at line ends once this many bytes are held (``batch_rows`` × this / row at least)
+#: the druid transport's largest batch is ``batch_rows`` × this many bytes (``CHUNK_BYTES`` at least)
 BYTES_PER_ROW = 128
 CHUNK_BYTES = 1 << 20
 
@@ -86,21 +86,41 @@ def column_specs(names: Any, native: Any, sql: Any) -> tuple[ColumnSpec, ...]:
     return tuple(columns)
 
 
+def _join_lines(parts: list[bytes]) -> bytes:
+    """Chunks of whole lines as one bytes object without the line ends at its end (the cut, the
+    end-of-answer empty line).
+
+    Joining is the batch's one copy of its bytes: a trailing line end is cut from the last chunk (at most one
+    chunk copied), never from the joined bytes.
+    """
+    while parts and not parts[-1].rstrip(b"\n"):
+        parts.pop()
+    if parts and parts[-1].endswith(b"\n"):
+        parts[-1] = parts[-1].rstrip(b"\n")
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 class AnswerParser:
     """The state of one ``arrayLines`` answer body being read.
 
     Call :meth:`feed` with each chunk as it arrives (any split, down to single bytes); :attr:`columns` is set
-    once the three header lines are complete. :meth:`feed` returns the batches that are ready (about
-    *batch_bytes* each, cut at line ends); :meth:`end` (at the end of the body) returns the rest or raises.
+    once the three header lines are complete. :meth:`feed` returns the batches that are ready (cut at line
+    ends); :meth:`end` (at the end of the body) returns the rest or raises.
+
+    Batches start small and grow with the answer: a batch is cut once :attr:`batch_target` bytes are held,
+    an eighth of the bytes received so far, at least ``min(batch_bytes, CHUNK_BYTES)`` and at most
+    *batch_bytes*. The bytes held while a batch is parsed thus stay proportional to the answer: a small
+    answer is not held in a few large batches, a large one is not cut into many small ones.
 
     :param sql: the statement, for error messages.
-    :param batch_bytes: how many bytes of lines make a batch.
+    :param batch_bytes: how many bytes of lines make a batch, at most.
     """
 
     def __init__(self, *, sql: str | None = None, batch_bytes: int = CHUNK_BYTES) -> None:
         self.sql = sql
         self.columns: tuple[ColumnSpec, ...] | None = None
         self._batch_bytes = max(1, batch_bytes)
+        self._received = 0  # body bytes after the header
         self._header: list[bytes] = []
         self._parts: list[bytes] = []  # body bytes after the header not yet handed out
         self._size = 0
@@ -120,13 +140,32 @@ class AnswerParser:
                 return []
         self._parts.append(chunk)
         self._size += len(chunk)
-        if self._size < self._batch_bytes:
+        self._received += len(chunk)
+        if self._size < self.batch_target:
             return []
-        data = b"".join(self._parts)
-        cut = data.rfind(b"\n") + 1
-        self._parts, self._size = ([data[cut:]], len(data) - cut) if cut < len(data) else ([], 0)
-        batch = self._batch(data[:cut])
+        batch = self._cut()
         return [batch] if batch is not None else []
+
+    @property
+    def batch_target(self) -> int:
+        """The size of the next batch, in bytes (see the class docstring)."""
+        floor = min(self._batch_bytes, CHUNK_BYTES)
+        return min(self._batch_bytes, max(floor, self._received // 8))
+
+    def _cut(self) -> Batch | None:
+        """The held whole lines as one batch (one copy of the bytes); the partial last line stays held."""
+        parts = self._parts
+        for k in range(len(parts) - 1, -1, -1):
+            end = parts[k].rfind(b"\n")
+            if end >= 0:
+                break
+        else:
+            return None  # no line end yet: one very long line
+        rest = parts[k][end + 1 :]
+        lines = _join_lines([*parts[:k], parts[k][:end]])
+        self._parts, self._size = ([rest], len(rest)) if rest else ([], 0)
+        del parts
+        return self._batch(lines)
 
     def _take_header(self, chunk: bytes) -> bytes:
         """Collect header bytes until three lines are complete; return what follows them."""
@@ -167,9 +206,8 @@ class AnswerParser:
             self._set_columns([*b"".join(self._header).split(b"\n"), b"", b""][:3])
             if self.columns is None:  # pragma: no cover - _set_columns raises or sets
                 raise QueryError("The Druid SQL endpoint sent no type header lines.", sql=self.sql)
-        data = b"".join(self._parts)
-        self._parts, self._size = [], 0
-        batch = self._batch(data)  # an error trailer is reported before the missing end mark
+        parts, self._parts, self._size = self._parts, [], 0
+        batch = self._batch(_join_lines(parts))  # an error trailer is reported before the missing end mark
         if self._tail != b"\n\n":
             raise QueryError(
                 "The Druid SQL answer ended early: the query failed on the server after rows were sent.",
@@ -179,10 +217,12 @@ class AnswerParser:
         return [batch] if batch is not None else []
 
     def _batch(self, lines: bytes) -> Batch | None:
-        lines = lines.strip(b"\n")  # line ends at the cut, and the end-of-answer empty line
+        """Whole lines (no line end at either edge) as a batch, after checking they are rows."""
         if not lines:
             return None
-        if not lines.startswith(b"[") or b"\n{" in lines:
+        # A line that is an object is an error trailer; '{' alone is a fast byte search, and only when some
+        # string holds one is the slower two-byte search needed.
+        if not lines.startswith(b"[") or (b"{" in lines and b"\n{" in lines):
             self._raise_bad_line(lines)
         assert self.columns is not None
         return Batch(self.columns, (), -1, array_lines=lines)

@@ -127,6 +127,37 @@ def test_an_error_trailer_after_rows_raises_the_servers_message() -> None:
         read([body + b"\n"])
 
 
+def test_braces_inside_strings_are_rows_and_a_trailer_after_them_is_still_found() -> None:
+    rows = [b'["2024-01-02T03:04:05.006Z","{x}\\n{",1,1.5,true,"2024-01-02",["{"]]'] * 3
+    body = HEADER + b"".join(r + b"\n" for r in rows)
+    assert read([body + b"\n"])[1] == rows
+    trailer = b'{"error":"Unknown exception","errorMessage":"Query ran out of memory","errorClass":"x"}\n'
+    with pytest.raises(QueryError, match="ran out of memory"):
+        read([body + trailer])
+
+
+def test_batches_grow_with_the_answer_up_to_batch_bytes() -> None:
+    # ~24 MiB of rows in 64 KiB chunks: the first batches are about 1 MiB (CHUNK_BYTES), later ones an
+    # eighth of what was received, never past batch_bytes (+ the chunk that crossed it).
+    row = b'["2024-01-02T03:04:05.006Z","c-1",1,1.5,true,"2024-01-02",["a","b"]]\n'
+    rows = row * ((24 << 20) // len(row))
+    body = HEADER + rows + b"\n"
+    chunk = 1 << 16
+    limit = 2 << 20
+    parser = wire.AnswerParser(batch_bytes=limit)
+    sizes, received = [], 0
+    for at in range(0, len(body), chunk):
+        received += chunk
+        for batch in parser.feed(body[at : at + chunk]):
+            sizes.append(len(batch.array_lines))
+            assert len(batch.array_lines) <= max(wire.CHUNK_BYTES, min(limit, received // 8)) + chunk
+            assert batch.array_lines.startswith(b"[") and batch.array_lines.endswith(b"]")
+    sizes += [len(b.array_lines) for b in parser.end()]
+    assert sizes[0] < wire.CHUNK_BYTES + chunk
+    assert max(sizes) > limit - len(row) and max(sizes) <= limit + chunk
+    assert sum(sizes) + len(sizes) == len(rows)  # every row, each line end dropped once
+
+
 def test_an_error_object_in_place_of_the_header_raises_the_servers_message() -> None:
     with pytest.raises(QueryError, match="not allowed"):
         read([b'{"error":"Plan validation failed","errorMessage":"not allowed"}\n\n\n\n'])
