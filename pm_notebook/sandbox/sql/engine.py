@@ -38,7 +38,16 @@ from .access import META_SCHEMA, Catalog
 from .dialect import Translated, duckdb_to_druid, from_duckdb, translate
 from .errors import SqlError
 
-__all__ = ["Column", "Deadline", "QueryResult", "ResultStream", "SqlEngine", "SqlOptions", "StatementHolds"]
+__all__ = [
+    "Column",
+    "Deadline",
+    "QueryResult",
+    "ResultStream",
+    "SqlEngine",
+    "SqlOptions",
+    "StatementHolds",
+    "normalise",
+]
 
 log = logging.getLogger(__name__)
 
@@ -382,7 +391,7 @@ class SqlEngine:
                 if batches
                 else reader.schema.empty_table()
             )
-            return QueryResult(columns, _normalise(table, columns), elapsed=time.monotonic() - started)
+            return QueryResult(columns, normalise(table, columns), elapsed=time.monotonic() - started)
         except duckdb.Error as e:
             raise running.error(e) from None
         finally:
@@ -826,7 +835,7 @@ _ARROW = {
 }
 
 
-def _normalise(table: pa.Table, columns: list[Column]) -> pa.Table:
+def normalise(table: pa.Table, columns: list[Column]) -> pa.Table:
     """Cast every column to the Arrow type of its Druid type (cheap when already right).
 
     ENUM values arrive as Arrow dictionaries; the cast decodes them to plain strings, also inside
