@@ -784,8 +784,8 @@ class StatementHolds:
             self._ended.clear()
 
     def state(self) -> dict[str, Any]:
-        """``{"armed": [{"sql_contains", "client_id", "times"[, "after_rows"]}], "held": n, "by_workgroup": {client_id: n},
-        "ended": {outcome: n}}``.
+        """``{"armed": [{"sql_contains", "client_id", "times"[, "after_rows"]}], "held": n,
+        "by_workgroup": {client_id: n}, "ended": {outcome: n}}``.
 
         An outcome is ``cancelled``, ``timed_out``, ``released`` or ``failed``.
         """
