@@ -39,8 +39,11 @@ def open_transport(target: Target) -> DruidTransport:
 class _Exchange:
     """One request/answer on a worker thread: it sends the query, then receives the body in chunks.
 
-    Receiving thus overlaps parsing; at most *depth* chunks wait in the queue. The caller waits in short
-    slices (:meth:`response`, :meth:`next`), so a Ctrl-C delivered to another thread (the JVM's) is seen.
+    Receiving thus overlaps parsing; at most *depth* chunks wait in the queue, so a consumer slower than
+    the network (one writing Parquet, say) holds back the reader, and through TCP the server: the bytes
+    read ahead stay under ``depth * CHUNK_BYTES`` whatever the size of the result. The caller waits in
+    short slices (:meth:`response`, :meth:`next`), so a Ctrl-C delivered to another thread (the JVM's) is
+    seen.
     """
 
     _END = object()
@@ -109,6 +112,13 @@ class _Exchange:
             self._response.close()
 
 
+def _read_ahead_chunks(batch_rows: int) -> int:
+    """How many received chunks may wait for the parser: two batches' worth (at least 4 chunks), so the
+    bytes read ahead follow the batch size (about ``2 * batch_rows * BYTES_PER_ROW``), not the result."""
+    batch_bytes = max(wire.CHUNK_BYTES, max(1, batch_rows) * wire.BYTES_PER_ROW)
+    return max(4, -(-2 * batch_bytes // wire.CHUNK_BYTES))
+
+
 class DruidTransport:
     """Druid SQL HTTP API client for one broker.
 
@@ -161,7 +171,8 @@ class DruidTransport:
                     auth=_http.SecretBasicAuth(self._target.user, self._target.password),
                     stream=True,
                     headers={"Content-Type": "application/json"},
-                )
+                ),
+                depth=_read_ahead_chunks(batch_rows),
             )
             result.start(exchange)
             self._active = result
