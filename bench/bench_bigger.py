@@ -211,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
         env_json.unlink()
+    print(
+        "RESULTS " + json.dumps({"rows": args.rows, "generated": generated, "cases": cases, "runs": results})
+    )
     report(results, args.rows, generated, cases)
     return 0 if results and all(r["ok"] for r in results) else 1
 
@@ -252,6 +255,30 @@ def report(results: list[dict], rows: int, generated: float, cases: int) -> None
             f"| {r['path']} | {r['mode']} | {r['chunk_rows']:,} | {r['chunk_mb']:.1f} | {r['seconds']:.1f} | "
             f"{r['base_mb']:.0f} | {growth:.0f} | {growth / r['chunk_mb']:.1f} | {check} |"
         )
+    fits = bound_fits(results)
+    if fits:
+        print()
+        print("Growth = C + k × chunk MB, through the smallest and largest chunk of each transport and mode:")
+        for (path, mode), (c, k) in fits.items():
+            print(f"  {path:8s} {mode:8s} C = {c:.0f} MB, k = {k:.1f}")
+        print(
+            f"  bound over all: peak − base ≤ {max(c for c, _ in fits.values()):.0f} MB + "
+            f"{max(k for _, k in fits.values()):.1f} × chunk MB"
+        )
+
+
+def bound_fits(results: list[dict]) -> dict[tuple[str, str], tuple[float, float]]:
+    """Per (transport, mode) with two chunk sizes or more: the constant C (MB) and slope k of the growth."""
+    fits = {}
+    for key in dict.fromkeys((r["path"], r["mode"]) for r in results):
+        runs = sorted((r for r in results if (r["path"], r["mode"]) == key), key=lambda r: r["chunk_mb"])
+        if len(runs) < 2 or runs[-1]["chunk_mb"] == runs[0]["chunk_mb"]:
+            continue
+        small, large = runs[0], runs[-1]
+        grow = [r["peak_mb"] - r["base_mb"] for r in (small, large)]
+        k = max(0.0, (grow[1] - grow[0]) / (large["chunk_mb"] - small["chunk_mb"]))
+        fits[key] = (max(grow[0] - k * small["chunk_mb"], 0.0), k)
+    return fits
 
 
 if __name__ == "__main__":
