@@ -610,9 +610,11 @@ class Connection:
     ) -> Iterator[pd.DataFrame]:
         """Run *sql* and yield DataFrames of at most *chunk_rows* rows (at least one, maybe empty).
 
-        Rows are fetched as the chunks are consumed; leaving the loop early cancels the rest on the server.
-        When the result is stored in the cache (*cache*, or the connection's setting) or replayed, it is
-        fetched whole first and then cut into chunks.
+        Rows are fetched as the chunks are consumed (in transport batches of at most *chunk_rows* or
+        :attr:`sql_batch_rows` rows, whichever is smaller), so memory follows the chunk size, not the result;
+        leaving the loop early cancels the rest on the server. When the result is stored in the cache
+        (*cache*, or the connection's setting) or replayed, it is fetched whole first and then cut into
+        chunks.
         """
         if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
             raise ConfigurationError(f"chunk_rows must be a positive integer, got {chunk_rows!r}.")
@@ -622,7 +624,8 @@ class Connection:
             for start in range(0, max(table.num_rows, 1), chunk_rows):
                 yield frames.to_pandas(table.slice(start, chunk_rows), transport=name)
             return
-        with self._statement(sql, params, transport) as (name, result):
+        batch_rows = min(chunk_rows, self.sql_batch_rows)
+        with self._statement(sql, params, transport, batch_rows=batch_rows) as (name, result):
             for table in frames.rechunk(result.columns, result.batches(), chunk_rows):
                 yield frames.to_pandas(table, consume=True, transport=name)
 
@@ -634,20 +637,29 @@ class Connection:
         *,
         transport: str | None = None,
         cache: bool | None = None,
+        chunk_rows: int | None = None,
     ) -> int:
         """Stream the result of *sql* into a Parquet file at *path*; return the number of rows written.
 
         The file appears only when the whole result is written: rows go to a temporary file in the same
         folder, renamed onto *path* at the end, so an error or Ctrl-C midway leaves *path* as it was.
         Stored in the cache (*cache*, or the connection's setting) or replayed, the result is held whole.
+
+        :param chunk_rows: rows per row group, and at most per transport batch (default
+            :attr:`sql_batch_rows`): one chunk is held at a time, so memory follows it, not the result.
         """
+        if chunk_rows is not None and (
+            isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1
+        ):
+            raise ConfigurationError(f"chunk_rows must be a positive integer, got {chunk_rows!r}.")
+        rows = chunk_rows or self.sql_batch_rows
         path = frames.parquet_target(path)
         got = self._cached(sql, params, transport, cache)
         if got is not None:
             return frames.write_table_parquet(got[0], path)
-        with self._statement(sql, params, transport) as (_, result):
-            batches = result.batches()
-            return frames.write_parquet(result.columns, batches, path, chunk_rows=self.sql_batch_rows)
+        batch_rows = min(rows, self.sql_batch_rows)
+        with self._statement(sql, params, transport, batch_rows=batch_rows) as (_, result):
+            return frames.write_parquet(result.columns, result.batches(), path, chunk_rows=rows)
 
     def dbapi(self, *, transport: str | None = None) -> dbapi.Connection:
         """A PEP 249 connection (paramstyle ``qmark``) on its own transport, for ``pandas.read_sql`` etc."""

@@ -32,7 +32,9 @@ import contextlib
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -316,6 +318,28 @@ def _edge_values(text: Any, first: bool, last: bool, target: pa.DataType) -> Any
     return data.cast(pa.string())
 
 
+_READERS: ThreadPoolExecutor | None = None
+_READERS_LOCK = threading.Lock()
+
+
+def _off_main_thread(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``call(*args, **kwargs)``, on a worker thread when called from the main thread.
+
+    On the main thread, pyarrow's CSV reader installs a SIGINT handler of its own for the read: a Ctrl-C then
+    becomes an ``ArrowCancelled`` error, and pyarrow sends the signal again so that a KeyboardInterrupt
+    follows, an instant later, wherever the main thread happens to be (in the cleanup of a Parquet file being
+    written, or after the query has already been reported cancelled). Off the main thread pyarrow leaves
+    signals alone: the main thread waits here, and a Ctrl-C is one KeyboardInterrupt, raised here.
+    """
+    global _READERS
+    if threading.current_thread() is not threading.main_thread():
+        return call(*args, **kwargs)
+    with _READERS_LOCK:
+        if _READERS is None:
+            _READERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pm-frames")
+    return _READERS.submit(call, *args, **kwargs).result()
+
+
 def _array_lines_as_csv(
     lines: bytes, schema: pa.Schema, *, escaped: bool, epoch_times: bool = False
 ) -> pa.Table:
@@ -335,7 +359,8 @@ def _array_lines_as_csv(
         data = bytearray(lines.replace(b"]\n[", b",\n,"))
         data[0] = data[-1] = ord(",")
         read, include = ["first", *names, "last"], names
-    table = pa_csv.read_csv(
+    table = _off_main_thread(
+        pa_csv.read_csv,
         pa.py_buffer(data),
         read_options=pa_csv.ReadOptions(column_names=read, block_size=1 << 20),
         parse_options=pa_csv.ParseOptions(
@@ -502,8 +527,12 @@ def _write_tables(schema: pa.Schema, tables: Iterable[pa.Table], path: Any) -> i
     rows = 0
     # Same folder, so the final rename is atomic on one file system (and never crosses devices).
     fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as sink, pq.ParquetWriter(sink, schema) as writer:
+        # A native file, not a Python one: the writer then never calls back into Python mid-write, where a
+        # Ctrl-C would break off a row group and leave the writer unable to close (and to fail again, on a
+        # closed file, when collected).
+        with pa.OSFile(partial, "wb") as sink, pq.ParquetWriter(sink, schema) as writer:
             for table in tables:
                 writer.write_table(table)
                 rows += table.num_rows

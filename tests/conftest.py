@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 
 import pytest
 
@@ -55,11 +56,13 @@ def interrupt_when_held():
     """A context manager: Ctrl-C the main thread once the sandbox holds *count* statements (or requests).
 
     ``how="signal"`` sends SIGINT (a terminal's Ctrl-C); ``how="interrupt_main"`` is what a Jupyter kernel
-    interrupt does. The waiting thread gives up after 60 s (a hang guard) and then sends nothing.
+    interrupt does. With *until* (a predicate), it also waits for that to hold after the sandbox holds (e.g.
+    for the client to have written part of a file). The waiting thread gives up after 60 s (a hang guard)
+    and then sends nothing.
     """
 
     @contextlib.contextmanager
-    def interrupt(sb, *, how: str = "signal", requests: bool = False, count: int = 1):
+    def interrupt(sb, *, how: str = "signal", requests: bool = False, count: int = 1, until=None):
         import _thread
         import signal
 
@@ -69,6 +72,10 @@ def interrupt_when_held():
         def run() -> None:
             with contextlib.suppress(Exception):  # the test's own verdict reports what went wrong
                 sb.wait_held(count, requests=requests)
+                deadline = time.monotonic() + 60
+                while until is not None and not until() and time.monotonic() < deadline:
+                    if stop.wait(0.02):
+                        return
                 if not stop.is_set():
                     if how == "signal":
                         signal.pthread_kill(main, signal.SIGINT)

@@ -205,15 +205,24 @@ class Sandbox:
             },
         )
 
-    def hold_statements(self, sql_contains: str, times: int = 1, *, client_id: str | None = None) -> None:
+    def hold_statements(
+        self, sql_contains: str, times: int = 1, *, client_id: str | None = None, after_rows: int = 0
+    ) -> None:
         """Hold the next *times* SQL statements whose text contains *sql_contains* until they are interrupted.
 
         A held statement is admitted like any other (a query slot, its time limit, cancellable) and then
         waits inside the engine until its time limit or a cancel (Druid ``DELETE``, Avatica
         ``closeStatement``/``closeConnection``) interrupts it, or :meth:`release` lets it run on: a
         statement that runs until it is interrupted by construction, whatever the machine's speed.
+
+        With *after_rows*, the hold comes mid-result instead: once the statement's streamed result (Druid SQL
+        API; an Avatica result larger than one block of 50,000 rows) has produced that many rows, so the
+        client is interrupted with part of the result in hand.
         """
-        self._admin("POST", "/holds", {"sql_contains": sql_contains, "times": times, "client_id": client_id})
+        spec = {"sql_contains": sql_contains, "times": times, "client_id": client_id}
+        if after_rows:
+            spec["after_rows"] = after_rows
+        self._admin("POST", "/holds", spec)
 
     def held(self) -> dict[str, Any]:
         """What the holds hold: ``{"requests": n, "statements": {"armed", "held", "ended"}}``.

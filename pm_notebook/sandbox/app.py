@@ -193,7 +193,9 @@ def _add_admin_routes(
         try:
             spec = await request.json()
             if not isinstance(spec, dict):
-                raise TypeError('send {"sql_contains": ..., "client_id": ..., "times": n or null}')
+                raise TypeError(
+                    'send {"sql_contains": ..., "client_id": ..., "times": n or null, "after_rows": n}'
+                )
             board.holds.arm(**spec)
         except (ValueError, TypeError) as exc:
             raise SandboxHTTPError(400, {"error": "bad_hold", "message": str(exc)}) from None

@@ -60,6 +60,14 @@ def build_parser(prog: str = "python -m pm_notebook.sandbox") -> argparse.Argume
         help=f"cases per generated project (default {DEFAULT_CASES}; ~9 tasks per case)",
     )
     p.add_argument(
+        "--large-project-cases",
+        type=int,
+        default=None,
+        metavar="CASES",
+        help="also give the demo workgroup a project 'Purchase to Pay (large)' of this many cases (~9.3 "
+        "_vertex rows each; 1,080,000 cases give 10 million rows), for results larger than memory",
+    )
+    p.add_argument(
         "--token-lifetime", type=int, default=300, help="access-token lifetime, seconds (default 300)"
     )
     p.add_argument(
@@ -93,8 +101,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m pm_notebook.sandb
     """Run the sandbox until SIGINT/SIGTERM; returns the exit code."""
     parser = build_parser(prog)
     args = parser.parse_args(argv)
-    for name in ("cases", "token_lifetime", "refresh_lifetime"):
-        if getattr(args, name) < 1:
+    for name in ("cases", "token_lifetime", "refresh_lifetime", "large_project_cases"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.fair_turns < 0:
         parser.error("--fair-turns must be 0 (two per processor) or more")
@@ -115,7 +124,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m pm_notebook.sandb
         print(f"sandbox: {exc}", file=sys.stderr)
         return 2
     try:
-        store = build_store(cases=args.cases, seed=args.seed, data_dir=args.data)
+        store = build_store(
+            cases=args.cases, seed=args.seed, data_dir=args.data, large_cases=args.large_project_cases
+        )
     except ValueError as exc:
         print(f"sandbox: {exc}", file=sys.stderr)
         return 2

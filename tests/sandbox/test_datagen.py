@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from pm_notebook.sandbox import data as datagen
-from pm_notebook.sandbox.data.store import build_store, import_event_log
+from pm_notebook.sandbox.data.store import LARGE_PROJECT_NAME, build_store, import_event_log
 from pm_notebook.sandbox.data.templates import P2P
 
 
@@ -168,3 +168,22 @@ def test_bad_csv_gets_a_clear_error_naming_file_and_column(tmp_path, content, me
     with pytest.raises(ValueError, match=message) as info:
         datagen.read_event_log_csv(path)
     assert "bad.csv" in str(info.value)
+
+
+def test_large_project_is_added_without_changing_the_others():
+    plain, large = build_store(cases=10), build_store(cases=10, large_cases=40)
+    try:
+        demo, demo_large = plain.by_key("demo"), large.by_key("demo")
+        assert [p.id for p in demo_large.projects[:-1]] == [p.id for p in demo.projects]
+        extra = demo_large.projects[-1]
+        assert extra.name == LARGE_PROJECT_NAME and extra.rows[extra.id] == 40
+        assert extra.rows[f"{extra.id}_vertex"] > 40  # several tasks per case
+        for wg in plain.workgroups():
+            db, db_large = plain.database(wg.id), large.database(wg.id)
+            for p in wg.projects:
+                for table in p.tables:
+                    sql = f'SELECT * FROM druid."{table}" ORDER BY ALL'
+                    assert db.sql(sql).to_arrow_table().equals(db_large.sql(sql).to_arrow_table())
+    finally:
+        plain.close()
+        large.close()

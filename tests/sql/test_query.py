@@ -4,6 +4,7 @@ Expected values come from the same deterministic data in an in-process DuckDB (`
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pandas as pd
@@ -137,6 +138,34 @@ def test_ctrl_c_cancels_and_the_connection_stays_usable(
         conn.query("SELECT 2 AS held", transport=transport)
     assert sandbox.wait_ended("cancelled")["ended"] == {"cancelled": 1}  # the cancel reached the server
     assert conn.query("SELECT 3 AS good", transport=transport)["good"].tolist() == [3]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_ctrl_c_midway_through_to_parquet_leaves_no_file(
+    conn, sandbox, interrupt_when_held, demo_tables, duck, transport, tmp_path, monkeypatch
+) -> None:
+    # The server holds the statement mid-result (after more rows than the sandbox's first Avatica block of
+    # 50,000 and its first Druid megabyte), so Ctrl-C comes once the client has rows and has written part of
+    # the temporary file: no timing, the hold and the file's growth are the events.
+    sql = (
+        f"SELECT v.caseid, v.duration, c.caseid AS midway_other FROM {demo_tables['vertex']} AS v "
+        f"CROSS JOIN (SELECT caseid FROM {demo_tables['cases']} LIMIT 30) AS c"
+    )
+    after = 55_000
+    assert len(duck(sql)) > after
+    monkeypatch.setattr(conn, "sql_batch_rows", 2000)  # a row group per 2,000 rows: the file grows early
+    conn.query("SELECT 1 AS warm", transport=transport)
+    sandbox.hold_statements("midway_other", after_rows=after)
+
+    def partly_written() -> bool:
+        return any(f.name.endswith(".partial") and f.stat().st_size > 4096 for f in tmp_path.iterdir())
+
+    target = tmp_path / "result.parquet"
+    with interrupt_when_held(sandbox, until=partly_written), pytest.raises(QueryCancelled):
+        conn.to_parquet(sql, target, transport=transport)
+    assert sorted(os.listdir(tmp_path)) == []  # neither the target nor the temporary file
+    assert sandbox.wait_ended("cancelled")["ended"] == {"cancelled": 1}  # the cancel reached the server
+    assert conn.query("SELECT 4 AS good", transport=transport)["good"].tolist() == [4]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

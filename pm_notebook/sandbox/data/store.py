@@ -37,7 +37,15 @@ from .simulate import previous_ingestion, simulate
 from .tables import LookupDoc, ProjectTables, build_tables
 from .templates import TEMPLATES
 
-__all__ = ["DEFAULT_CASES", "ProjectRecord", "Store", "WorkgroupRecord", "build_store", "import_event_log"]
+__all__ = [
+    "DEFAULT_CASES",
+    "LARGE_PROJECT_NAME",
+    "ProjectRecord",
+    "Store",
+    "WorkgroupRecord",
+    "build_store",
+    "import_event_log",
+]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +55,10 @@ DICTIONARY_SCHEMA = "pm_dict"
 # with every Arrow batch (65,536 rows in the SQL engine), so 4,096 values keep that overhead under ~6%
 # of a batch; the columns above it are near-unique keys (case ids), where grouping gains little.
 DICTIONARY_MAX_VALUES = 4096
+#: the name of the demo workgroup's optional large project (``build_store(large_cases=...)``)
+LARGE_PROJECT_NAME = "Purchase to Pay (large)"
+# The random stream of the large project: apart from every (workgroup, project) stream of _WORKGROUPS.
+LARGE_PROJECT_STREAM = 1000
 
 
 @dataclass
@@ -337,14 +349,20 @@ def build_store(
     seed: int = DEFAULT_SEED,
     data_dir: str | Path | None = None,
     seal: bool = True,
+    large_cases: int | None = None,
 ) -> Store:
     """Generate every workgroup and project (deterministic from *seed*) and import ``data_dir/*.csv``.
 
     :param cases: cases per generated project (the unlicensed workgroup's project gets a quarter).
     :param data_dir: a folder of CSV event logs; each becomes an extra project of the demo workgroup.
+    :param large_cases: also give the demo workgroup a last project, :data:`LARGE_PROJECT_NAME`, of this many
+        purchase-to-pay cases (about 9.3 ``_vertex`` rows each), for results larger than memory. The other
+        projects and their data stay exactly as without it.
     """
     if cases < 1:
         raise ValueError(f"cases must be at least 1 (got {cases})")
+    if large_cases is not None and large_cases < 1:
+        raise ValueError(f"large_cases must be at least 1 (got {large_cases})")
     started = time.perf_counter()
     store = Store()
     for wg_no, (key, name, licensed, generated) in enumerate(_WORKGROUPS):
@@ -372,6 +390,8 @@ def build_store(
             )
             tables = build_tables(log_, pid, end_activities=template.end_activities, previous=previous)
             store.add_project(client_id, record, tables)
+    if large_cases is not None:
+        _add_large_project(store, seed, large_cases)
     if data_dir is not None:
         paths = sorted(Path(data_dir).glob("*.csv"))
         if not Path(data_dir).is_dir():
@@ -382,6 +402,25 @@ def build_store(
         store.seal()
     log.info("sandbox data ready in %.1fs (%d cases per project)", time.perf_counter() - started, cases)
     return store
+
+
+def _add_large_project(store: Store, seed: int, cases: int) -> None:
+    """The demo workgroup's large project: generated like the others, from a generator of its own (so
+    adding it changes no other project)."""
+    key, _, _, generated = _WORKGROUPS[0]
+    client_id, _ = workgroup_ids(seed, key)
+    template = TEMPLATES["p2p"]
+    proj_no = len(generated)
+    log_ = simulate(template, cases, np.random.default_rng([seed, 0, LARGE_PROJECT_STREAM]), project_tag="L")
+    record = ProjectRecord(
+        id=stable_uuid(seed, "project", key, "large"),
+        name=LARGE_PROJECT_NAME,
+        description=f"{template.description} ({cases:,} cases, for results larger than memory)",
+        created=f"2024-0{2 + proj_no}-01T10:00:00Z",
+    )
+    tables = build_tables(log_, record.id, end_activities=template.end_activities)
+    del log_
+    store.add_project(client_id, record, tables)
 
 
 def import_event_log(

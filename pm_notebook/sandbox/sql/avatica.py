@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from .engine import Column, QueryResult, SqlEngine
+from .engine import Column, ResultStream, SqlEngine, normalise
 from .errors import SqlError
 from .rows import encode_rows, join_lines
 
@@ -243,6 +243,103 @@ def _pattern_field(req: dict, name: str) -> str | None:
     return _str_field(req, name, required=False)
 
 
+class _Rows:
+    """A statement's result rows, read forward in blocks.
+
+    The rows of a small result are all read when the statement executes (so its errors, the row cap
+    included, come with the execute answer), and its query is finished at once. A larger result keeps its
+    query running as a stream (holding one of the workgroup's query slots, like a running query) and reads
+    the next rows only when a fetch needs them: the sandbox never holds a big result whole, just one encoding
+    block at a time, as Druid's broker pages through a result set. :meth:`close` ends the query early.
+
+    :param limit: most rows to hand out (the client's ``maxRowCount``); ``None``: all of them.
+    """
+
+    def __init__(
+        self,
+        columns: list[Column],
+        *,
+        stream: ResultStream | None = None,
+        table: pa.Table | None = None,
+        limit: int | None = None,
+    ) -> None:
+        self.columns = columns
+        self._stream = stream
+        self._batches = iter(stream) if stream is not None else None
+        self._held: list[pa.Table] = [table] if table is not None and table.num_rows else []
+        self._held_rows = sum(t.num_rows for t in self._held)
+        self._left = limit  # rows the limit still allows to read from the stream
+        self.position = 0  # rows handed out by read()
+
+    @property
+    def streaming(self) -> bool:
+        """Whether the query still runs (rows are left to read from it)."""
+        return self._batches is not None
+
+    def at_end(self) -> bool:
+        """Whether every row was handed out (exact once :meth:`read` has looked one row ahead)."""
+        return self._batches is None and not self._held_rows
+
+    def fill(self, rows: int) -> None:
+        """Hold at least *rows* rows (fewer only at the end of the result)."""
+        while self._held_rows < rows and self._batches is not None:
+            if self._left is not None and self._left <= 0:
+                self.close()
+                break
+            try:
+                batch = next(self._batches)
+            except StopIteration:  # the stream has closed itself: its query slot is free
+                self._batches = self._stream = None
+                break
+            except BaseException:
+                self.close()
+                raise
+            if self._left is not None:
+                batch = batch.slice(0, self._left)
+                self._left -= batch.num_rows
+            table = normalise(pa.Table.from_batches([batch]), self.columns)
+            self._held.append(table)
+            self._held_rows += table.num_rows
+
+    def read(self, rows: int) -> pa.Table | None:
+        """The next *rows* rows (fewer at the end; ``None`` when none are left), looking one row ahead."""
+        self.fill(rows + 1)
+        if not self._held_rows:
+            return None
+        table = pa.concat_tables(self._held) if len(self._held) > 1 else self._held[0]
+        taken, rest = table.slice(0, rows), table.slice(rows)
+        self._held, self._held_rows = ([rest] if rest.num_rows else []), rest.num_rows
+        self.position += taken.num_rows
+        return taken
+
+    def skip(self, rows: int) -> int:
+        """Pass over up to *rows* rows (a ``syncResults`` offset); return how many were skipped."""
+        skipped = 0
+        while skipped < rows:
+            taken = self.read(min(rows - skipped, _ENCODE_BLOCK))
+            if taken is None:
+                break
+            skipped += taken.num_rows
+        return skipped
+
+    def cancel(self) -> None:
+        """Interrupt the running query from another thread (the reader then ends with an error)."""
+        stream = self._stream
+        if stream is not None:
+            stream.cancel()
+
+    def close(self) -> None:
+        """End the query (if it still runs) and free its slot; the rows already held stay readable."""
+        stream, self._stream, self._batches = self._stream, None, None
+        if stream is not None:
+            stream.close()
+
+
+def _plain_columns(columns: list[Column], sources: list[str], duck_types: list[str]) -> list[str]:
+    """The stream's projection: the result columns themselves (Avatica frames are encoded per block)."""
+    return sources
+
+
 @dataclass
 class _Statement:
     id: int
@@ -250,12 +347,19 @@ class _Statement:
     param_types: tuple[str, ...] = ()
     columns: list[Column] = field(default_factory=list)
     max_rows: int = -1
-    result: QueryResult | None = None
+    result: _Rows | None = None
     offset: int = 0
     encoded: pa.Array | None = None  # JSON text of rows [encoded_start, encoded_start + len(encoded))
     encoded_start: int = 0
     touched: float = field(default_factory=time.monotonic)
     cancel: Callable[[], None] | None = None  # set while the statement's query runs
+
+    def drop_result(self) -> None:
+        """Forget the result, ending its query if it still streams (closed statement, new execution)."""
+        result, self.result, self.encoded = self.result, None, None
+        self.cancel = None
+        if result is not None:
+            result.close()
 
 
 @dataclass
@@ -462,9 +566,8 @@ class AvaticaService:
             if st is None or st.result is None or st.encoded is None or offset != st.offset:
                 return None
             size = self._frame_size(size)
-            end = min(st.offset + size, st.result.table.num_rows)
-            if end > st.encoded_start + len(st.encoded):
-                return None
+            if st.offset + size > st.encoded_start + len(st.encoded) and not st.result.at_end():
+                return None  # rows to read or encode first: not without blocking
             conn.touched = time.monotonic()
             frame = self._next_frame(st, size)
         finally:
@@ -488,10 +591,12 @@ class AvaticaService:
                 if now - conn.touched > self.options.connection_idle_timeout:
                     log.info("avatica connection %s expired after %.0fs idle", cid, now - conn.touched)
                     del self._connections[cid]
+                    for st in list(conn.statements.values()):
+                        st.drop_result()
                     continue
                 for st in list(conn.statements.values()):
                     if st.result is not None and now - st.touched > self.options.statement_idle_timeout:
-                        st.result = st.encoded = None
+                        st.drop_result()
 
     def _lookup(self, connection_id: str, caller: _Caller) -> _Connection | None:
         """The open connection *connection_id* if *caller* may use it (another workgroup's is unknown)."""
@@ -551,7 +656,7 @@ class AvaticaService:
                     )
                 oldest = min(idle, key=lambda c: c.touched)
                 log.info("avatica connection %s closed to make room (workgroup at its limit)", oldest.id)
-                del self._connections[oldest.id]
+                del self._connections[oldest.id]  # idle: it has no statement, hence no running result
             self._connections[cid] = _Connection(id=cid, client_id=wg.id, info=info)
         return {"response": "openConnection"}
 
@@ -585,6 +690,8 @@ class AvaticaService:
             conn = self._connections.pop(cid) if self._lookup(str(cid), caller) is not None else None
         for st in list(conn.statements.values()) if conn is not None else ():
             _cancel_running(st)
+            with conn.lock:
+                st.drop_result()
         return {"response": "closeConnection"}
 
     def _do_commit(self, req: dict, caller: _Caller) -> dict:
@@ -621,7 +728,9 @@ class AvaticaService:
             # lock, so it is interrupted first (a client's Ctrl-C sends this on another HTTP connection).
             _cancel_running(conn.statements.get(sid))
             with conn.lock:
-                conn.statements.pop(sid, None)
+                st = conn.statements.pop(sid, None)
+                if st is not None:
+                    st.drop_result()
         return {"response": "closeStatement"}
 
     # --- queries ------------------------------------------------------------------------------------
@@ -631,21 +740,42 @@ class AvaticaService:
         return max(size, self.options.min_rows_per_frame)
 
     def _run(self, conn: _Connection, st: _Statement, params: list, max_total: int) -> None:
+        """Execute the statement's SQL: its first block of rows is read now, the rest as frames are fetched
+        (see :class:`_Rows`); a row cap of a block or less (``maxRowCount``) reads them all at once."""
+        st.drop_result()
+
         def running(cancel: Callable[[], None]) -> None:
             st.cancel = cancel
 
+        rows: _Rows
         try:
-            result = self.engine.execute(
-                conn.client_id,
-                st.sql or "",
-                params,
-                max_rows=max_total if max_total > 0 else None,
-                on_open=running,
-                context=conn.info,  # Druid reads the query context from the connection properties
-            )
+            if 0 < max_total <= _ENCODE_BLOCK:
+                result = self.engine.execute(
+                    conn.client_id,
+                    st.sql or "",
+                    params,
+                    max_rows=max_total,
+                    on_open=running,
+                    context=conn.info,  # Druid reads the query context from the connection properties
+                )
+                rows = _Rows(result.columns, table=result.table)
+            else:
+                stream = self.engine.stream(
+                    conn.client_id,
+                    st.sql or "",
+                    params,
+                    _plain_columns,
+                    batch_rows=_ENCODE_BLOCK,
+                    on_open=lambda running_stream: running(running_stream.cancel),
+                    context=conn.info,
+                )
+                rows = _Rows(stream.columns, stream=stream, limit=max_total if max_total > 0 else None)
+                rows.fill(_ENCODE_BLOCK + 1)  # a small result ends here, its errors in the execute answer
         finally:
             st.cancel = None
-        st.result, st.offset, st.columns, st.touched = result, 0, result.columns, time.monotonic()
+        if rows.streaming:
+            st.cancel = rows.cancel  # closeStatement interrupts a fetch reading the stream
+        st.result, st.offset, st.columns, st.touched = rows, 0, rows.columns, time.monotonic()
         st.encoded = None
 
     def _result_set(self, conn: _Connection, st: _Statement, first_frame: Any) -> dict:
@@ -661,20 +791,32 @@ class AvaticaService:
         }
 
     def _next_frame(self, st: _Statement, size: int) -> dict:
-        assert st.result is not None
-        table = st.result.table
+        result = st.result
+        assert result is not None
         start = st.offset
-        end = min(start + size, table.num_rows)
-        if st.encoded is None or start < st.encoded_start or end > st.encoded_start + len(st.encoded):
-            block = table.slice(start, max(_ENCODE_BLOCK, size))
-            st.encoded, st.encoded_start = encode_rows(block, st.result.columns, mode="avatica"), start
+        if st.encoded is None:
+            st.encoded, st.encoded_start = pa.array([], pa.string()), start
+        available = st.encoded_start + len(st.encoded)  # rows read and encoded so far
+        if available < start + size and not result.at_end():
+            try:
+                block = result.read(max(_ENCODE_BLOCK, size))
+            except SqlError:
+                st.drop_result()  # e.g. the row cap or the time limit, met while streaming
+                raise
+            if block is not None:
+                fresh = encode_rows(block, result.columns, mode="avatica")
+                kept = st.encoded.slice(start - st.encoded_start)
+                st.encoded = pa.concat_arrays([kept, fresh]) if len(kept) else fresh
+                st.encoded_start = start
+                available = start + len(st.encoded)
+        end = min(start + size, available)
         lines = st.encoded.slice(start - st.encoded_start, end - start)
         rows = orjson.Fragment(b"[" + join_lines(lines, b",") + b"]")
         st.offset = end
         st.touched = time.monotonic()
-        done = end >= table.num_rows
+        done = end >= available and result.at_end()
         if done:
-            st.result = st.encoded = None  # like Druid: the result is closed once its last frame is sent
+            st.drop_result()  # like Druid: the result is closed once its last frame is sent
         return {"offset": start, "done": done, "rows": rows}
 
     def _do_prepareAndExecute(self, req: dict, caller: _Caller) -> dict:
@@ -684,7 +826,8 @@ class AvaticaService:
             total = _int_field(req, "maxRowCount", _int_field(req, "maxRowsTotal", -1))
             first = _int_field(req, "maxRowsInFirstFrame", -1)
             st = self._add_statement(conn, _int_field(req, "statementId", 0, _INT32) or conn.new_id())
-            st.sql, st.param_types, st.result = sql, (), None
+            st.sql, st.param_types = sql, ()
+            st.drop_result()
             self._run(conn, st, [], total)
             rs = self._result_set(conn, st, first)
         return {"response": "executeResults", "missingStatement": False, "resultSets": [rs]}
@@ -696,7 +839,8 @@ class AvaticaService:
         translated, columns = self.engine.describe(conn.client_id, sql, conn.info)
         with conn.lock:
             st = self._add_statement(conn, conn.new_id())
-            st.sql, st.columns, st.param_types, st.result = sql, columns, translated.param_types, None
+            st.sql, st.columns, st.param_types = sql, columns, translated.param_types
+            st.drop_result()
             st.max_rows = total
         return {
             "response": "prepare",
@@ -753,8 +897,8 @@ class AvaticaService:
                 return {"response": "syncResults", "moreResults": False, "missingStatement": True}
             self._run(conn, st, [], st.max_rows)
             assert st.result is not None
-            more = offset < st.result.table.num_rows
-            st.offset = min(offset, st.result.table.num_rows)
+            st.offset = st.result.skip(offset)
+            more = not st.result.at_end()
         return {"response": "syncResults", "moreResults": more, "missingStatement": False}
 
     def _do_prepareAndExecuteBatch(self, req: dict, caller: _Caller) -> dict:

@@ -38,7 +38,16 @@ from .access import META_SCHEMA, Catalog
 from .dialect import Translated, duckdb_to_druid, from_duckdb, translate
 from .errors import SqlError
 
-__all__ = ["Column", "Deadline", "QueryResult", "ResultStream", "SqlEngine", "SqlOptions", "StatementHolds"]
+__all__ = [
+    "Column",
+    "Deadline",
+    "QueryResult",
+    "ResultStream",
+    "SqlEngine",
+    "SqlOptions",
+    "StatementHolds",
+    "normalise",
+]
 
 log = logging.getLogger(__name__)
 
@@ -382,7 +391,7 @@ class SqlEngine:
                 if batches
                 else reader.schema.empty_table()
             )
-            return QueryResult(columns, _normalise(table, columns), elapsed=time.monotonic() - started)
+            return QueryResult(columns, normalise(table, columns), elapsed=time.monotonic() - started)
         except duckdb.Error as e:
             raise running.error(e) from None
         finally:
@@ -423,6 +432,8 @@ class ResultStream:
         self._gate: threading.BoundedSemaphore | None = wg.gate
         self._cap = engine.options.max_rows
         self._rows = 0
+        self._holds, self._client_id = engine.holds, client_id
+        self._hold_after = 0  # rows after which a mid-result hold stops the stream (0: none)
         #: called once when the stream is closed (e.g. to forget a running query's id)
         self.on_close: Callable[[], None] | None = None
         self._reader: pa.RecordBatchReader | None = None
@@ -433,6 +444,7 @@ class ResultStream:
             if on_open is not None:
                 on_open(self)
             engine.holds.apply(sql, running, client_id)
+            self._hold_after = engine.holds.after_rows(sql, client_id)
             bound = translated.bind(params)
             if translated.explain:
                 explained = engine._explain(running.cursor, translated, bound)
@@ -478,6 +490,9 @@ class ResultStream:
                     )
                 if batch.num_rows:
                     yield batch
+                if self._hold_after and self._rows >= self._hold_after and self._deadline is not None:
+                    self._hold_after = 0
+                    self._holds.hold_mid_result(self._deadline, self._client_id)
         except duckdb.Error as e:
             raise self._error(e) from None
         finally:
@@ -580,6 +595,16 @@ class Deadline:
         if self.timed_out or self.cancelled:  # interrupted before DuckDB started the wait
             raise _timed_out(self.timeout) if self.timed_out else _cancelled()
 
+    def pause(self) -> None:
+        """Wait between two batches of a streamed result until it is interrupted (then raise its error) or
+        released; DuckDB is idle meanwhile, so no DuckDB call is needed to wait.
+
+        :raises SqlError: timed out or cancelled.
+        """
+        self._wake.wait()
+        if self.timed_out or self.cancelled:
+            raise _timed_out(self.timeout) if self.timed_out else _cancelled()
+
     def release(self) -> None:
         """End a hold: the statement goes on and runs normally."""
         self._wake.set()
@@ -632,6 +657,7 @@ class _Hold:
     sql_contains: str | None
     client_id: str | None
     times: int | None  # None: every matching statement until released
+    after_rows: int = 0  # 0: hold before the query runs; else once a streamed result has produced this many
 
 
 def _matches(hold: _Hold, sql: str, client_id: str) -> bool:
@@ -657,10 +683,23 @@ class StatementHolds:
         self._ended: Counter[str] = Counter()
 
     def arm(
-        self, sql_contains: str | None = None, times: int | None = 1, *, client_id: str | None = None
+        self,
+        sql_contains: str | None = None,
+        times: int | None = 1,
+        *,
+        client_id: str | None = None,
+        after_rows: int = 0,
     ) -> None:
         """Hold the next *times* statements whose SQL text contains *sql_contains* (case-sensitive) and/or
-        that workgroup *client_id* sends; ``times=None`` holds every one of them until :meth:`release`."""
+        that workgroup *client_id* sends; ``times=None`` holds every one of them until :meth:`release`.
+
+        With *after_rows*, a statement whose result streams (the Druid SQL API; an Avatica result larger
+        than one block) is held mid-result instead: once it has produced at least that many rows (whole
+        batches, so a few more may have gone), between two batches, so the client has a partial result.
+        A statement whose result is read whole at once is not held by it.
+        """
+        if isinstance(after_rows, bool) or not isinstance(after_rows, int) or after_rows < 0:
+            raise ValueError(f"after_rows must be an integer of at least 0 (got {after_rows!r})")
         for name, value in (("sql_contains", sql_contains), ("client_id", client_id)):
             if value is not None and (not isinstance(value, str) or not value):
                 raise ValueError(f"{name} must be a non-empty string (got {value!r})")
@@ -669,28 +708,51 @@ class StatementHolds:
         if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 1):
             raise ValueError(f"times must be an integer of at least 1, or null (got {times!r})")
         with self._lock:
-            self._armed.append(_Hold(sql_contains, client_id, times))
+            self._armed.append(_Hold(sql_contains, client_id, times, after_rows))
+
+    def _take(self, sql: str, client_id: str, mid_result: bool) -> _Hold | None:
+        """The first armed hold of the kind asked for matching *sql* and *client_id* (one ``times`` used)."""
+        if not self._armed:  # the usual case: nothing armed, no lock taken
+            return None
+        with self._lock:
+            hold = next(
+                (h for h in self._armed if (h.after_rows > 0) == mid_result and _matches(h, sql, client_id)),
+                None,
+            )
+            if hold is not None and hold.times is not None:
+                hold.times -= 1
+                if hold.times <= 0:
+                    self._armed.remove(hold)
+            return hold
 
     def apply(self, sql: str, running: Deadline, client_id: str) -> None:
         """Hold *running* if an armed hold matches *sql* and *client_id* (consuming one of its ``times``).
 
         :raises SqlError: the held statement was timed out or cancelled.
         """
-        if not self._armed:  # the usual case: nothing armed, no lock taken
-            return
+        if self._take(sql, client_id, mid_result=False) is not None:
+            self._wait(running, client_id, running.hold)
+
+    def after_rows(self, sql: str, client_id: str) -> int:
+        """The row count after which a streamed result of *sql* is to be held (0: not held); one ``times``
+        of the matching hold is used. The stream then calls :meth:`hold_mid_result` at that point."""
+        hold = self._take(sql, client_id, mid_result=True)
+        return hold.after_rows if hold is not None else 0
+
+    def hold_mid_result(self, running: Deadline, client_id: str) -> None:
+        """Hold a streamed result between two batches (see :meth:`after_rows`).
+
+        :raises SqlError: the held statement was timed out or cancelled.
+        """
+        self._wait(running, client_id, running.pause)
+
+    def _wait(self, running: Deadline, client_id: str, wait: Callable[[], None]) -> None:
         with self._lock:
-            hold = next((h for h in self._armed if _matches(h, sql, client_id)), None)
-            if hold is None:
-                return
-            if hold.times is not None:
-                hold.times -= 1
-                if hold.times <= 0:
-                    self._armed.remove(hold)
             self._held.append(running)
             self._by_workgroup[client_id] += 1
         outcome = "failed"
         try:
-            running.hold()
+            wait()
             outcome = "released"
         except SqlError as exc:
             outcome = (
@@ -722,14 +784,17 @@ class StatementHolds:
             self._ended.clear()
 
     def state(self) -> dict[str, Any]:
-        """``{"armed": [{"sql_contains", "client_id", "times"}], "held": n, "by_workgroup": {client_id: n},
-        "ended": {outcome: n}}``.
+        """``{"armed": [{"sql_contains", "client_id", "times"[, "after_rows"]}], "held": n,
+        "by_workgroup": {client_id: n}, "ended": {outcome: n}}``.
 
         An outcome is ``cancelled``, ``timed_out``, ``released`` or ``failed``.
         """
         with self._lock:
             return {
-                "armed": [asdict(h) for h in self._armed],
+                # after_rows only when set, so the state of a plain hold reads as before it existed
+                "armed": [
+                    {k: v for k, v in asdict(h).items() if k != "after_rows" or v} for h in self._armed
+                ],
                 "held": len(self._held),
                 "by_workgroup": {k: v for k, v in self._by_workgroup.items() if v},
                 "ended": dict(self._ended),
@@ -826,7 +891,7 @@ _ARROW = {
 }
 
 
-def _normalise(table: pa.Table, columns: list[Column]) -> pa.Table:
+def normalise(table: pa.Table, columns: list[Column]) -> pa.Table:
     """Cast every column to the Arrow type of its Druid type (cheap when already right).
 
     ENUM values arrive as Arrow dictionaries; the cast decodes them to plain strings, also inside
