@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-PATHS = ("raw", "druid", "avatica", "jdbc", "sdk", "duckdb", "replay", "replay-avatica")
+PATHS = ("raw", "druid", "avatica", "jdbc", "sdk", "duckdb", "replay", "replay-avatica", "replay-jdbc")
 BIG_COLUMNS = (
     "__time, enddate, duration, caseid, vertex_name, vertex_id, total_occurences_by_caseid, order_amount_lpkr"
 )
@@ -235,7 +235,7 @@ def serve_replay(folder: Path) -> None:
 # --- worker side (one path per process)
 def _runner(path: str, env: dict[str, str], cases: int):
     """Return (run(sql) -> DataFrame, close())."""
-    if path in ("druid", "avatica", "jdbc", "replay", "replay-avatica"):
+    if path in ("druid", "avatica", "jdbc", "replay", "replay-avatica", "replay-jdbc"):
         # replay: our druid path against a server that only replays the sandbox's recorded answers (the
         # client's own cost, without the stand-in's query and JSON encoding on the same cores).
         import pm_notebook
@@ -249,7 +249,7 @@ def _runner(path: str, env: dict[str, str], cases: int):
             env["BENCH_REPLAY_JDBC_URL"] if replay else env["PM_JDBC_URL"],
             use_keyring=False,
         )
-        transport = {"replay": "druid", "replay-avatica": "avatica"}.get(path, path)
+        transport = {"replay": "druid", "replay-avatica": "avatica", "replay-jdbc": "jdbc"}.get(path, path)
         return (lambda sql: conn.query(sql, transport=transport)), conn.close
     if path == "raw":
         # The sandbox's own cost: the same Druid SQL request, body read but not parsed (no DataFrame).
