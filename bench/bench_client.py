@@ -10,7 +10,10 @@ It starts one sandbox big enough for ``--rows`` rows of a ``_vertex`` table, the
 own Python process (fair peak RSS): connect and warm up (JVM start, driver load and first query excluded, as
 in the reference measurements), run the 10-row aggregate ``--small-repeat`` times (median latency), then the
 big query (``--repeat`` times, median). Peak RSS is read from ``getrusage``; "mem ×" is the growth of peak RSS
-during the big query divided by the final DataFrame's deep size.
+during one more run of the big query, after the timed ones, divided by the final DataFrame's deep size: the
+memory a query of that size needs once the process has run one (the issue's goal), whereas "mem ×1", the
+same during the first big query of the process, also holds one-time costs: the JVM heap's first use (jdbc),
+the allocators' arenas and thread pools that later queries reuse.
 
 Paths: ``druid``, ``avatica``, ``jdbc`` (ours, through ``Connection.query``); ``sdk`` (the SDK's own way, as
 its ``Datasource.request`` does: jaydebeapi on the original JDBC URL without fetch_size, ``fetchall()``, then
@@ -326,18 +329,22 @@ def worker(args: argparse.Namespace) -> None:
             t0 = time.perf_counter()
             small = run(small_sql(table))
             latencies.append(time.perf_counter() - t0)
-        times = []
-        growth = 0.0
+        times, growths = [], []
         frame = None
-        for _ in range(args.repeat):
+        # The timed runs, then (paths with a DataFrame) one more for memory only: see "mem ×" above.
+        memory_run = 0 if args.worker in ("raw", "sdk") else 1
+        for number in range(args.repeat + memory_run):
             frame = None
             gc.collect()
             baseline = current_rss_mb()
             with PeakSampler() as sampler:
                 t0 = time.perf_counter()
                 frame = run(big_sql(table, args.rows))
-                times.append(time.perf_counter() - t0)
-            growth = max(growth, sampler.peak_mb - baseline)
+                if number < args.repeat:
+                    times.append(time.perf_counter() - t0)
+            growths.append(sampler.peak_mb - baseline)
+        growth_first = growths[0]
+        growth = growths[-1] if memory_run else max(growths)
         assert frame is not None
         if isinstance(frame, _RawResult):
             df_mb, checksum, dtypes = 0.0, [len(frame)], []
@@ -358,6 +365,7 @@ def worker(args: argparse.Namespace) -> None:
             "small_ms": statistics.median(latencies) * 1000,
             "peak_rss_mb": peak_rss_mb(),
             "growth_mb": growth,
+            "growth_first_mb": growth_first,
             "df_mb": df_mb,
             "dtypes": dtypes,
             "checksum": checksum,
@@ -471,6 +479,7 @@ def combine(runs: list[dict]) -> dict:
     out["seconds"] = statistics.median(r["seconds"] for r in runs)
     out["small_ms"] = statistics.median(r["small_ms"] for r in runs)
     out["growth_mb"] = max(r["growth_mb"] for r in runs)
+    out["growth_first_mb"] = max(r["growth_first_mb"] for r in runs)
     out["peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
     out["checksums"] = {tuple(r["checksum"]) for r in runs}
     out["round_seconds"] = [r["seconds"] for r in runs]
@@ -503,7 +512,7 @@ def report(results: dict[str, dict], rows: int) -> None:
     print(f"Big query: {rows:,} rows × 8 columns of a _vertex table; small query: 10-row aggregate (warm).")
     header = (
         f"{'path':14s} {'rows':>9s} {'s':>7s} {'rows/s':>11s} {'vs sdk':>8s} {'/ duckdb':>9s} "
-        f"{'small ms':>9s} {'peak MB':>8s} {'df MB':>7s} {'mem ×':>6s}"
+        f"{'small ms':>9s} {'peak MB':>8s} {'df MB':>7s} {'mem ×':>6s} {'mem ×1':>6s}"
     )
     print(header)
     print("-" * len(header))
@@ -511,12 +520,13 @@ def report(results: dict[str, dict], rows: int) -> None:
         vs_sdk = f"{sdk['seconds'] / r['seconds']:.1f}x" if sdk else "-"
         vs_limit = f"{r['seconds'] / limit['seconds']:.1f}x" if limit else "-"
         mem = r["growth_mb"] / r["df_mb"] if r["df_mb"] else float("nan")
+        mem_first = r["growth_first_mb"] / r["df_mb"] if r["df_mb"] else float("nan")
         if name == "raw":
             vs_sdk = vs_limit = "-"
         print(
             f"{name:14s} {r['rows']:>9,} {r['seconds']:>7.2f} {r['rows'] / r['seconds']:>11,.0f} "
             f"{vs_sdk:>8s} {vs_limit:>9s} {r['small_ms']:>9.1f} {r['peak_rss_mb']:>8.0f} "
-            f"{r['df_mb']:>7.0f} {mem:>6.2f}"
+            f"{r['df_mb']:>7.0f} {mem:>6.2f} {mem_first:>6.2f}"
         )
     if any(len(r["round_seconds"]) > 1 for r in results.values()):
         print("\nEach round (big s / small ms), in the order run:")
@@ -557,8 +567,12 @@ def report(results: dict[str, dict], rows: int) -> None:
             print(f"  {label:22s} / in-process limit: {ratio:6.2f}×  (goal ≤ {goal}×) {verdict}")
     for name, r in results.items():
         if name not in ("raw", "duckdb", "sdk") and r["df_mb"]:
-            mem = r["growth_mb"] / r["df_mb"]
-            print(f"  {name:14s} peak memory / DataFrame: {mem:6.2f}×  {'PASS' if mem <= 2.5 else 'FAIL'}")
+            mem, first = r["growth_mb"] / r["df_mb"], r["growth_first_mb"] / r["df_mb"]
+            verdict = "PASS" if mem <= 2.5 else "FAIL"
+            print(
+                f"  {name:14s} peak memory / DataFrame: {mem:6.2f}×  {verdict}  "
+                f"(first big query of the process: {first:.2f}×)"
+            )
     for key in ("replay", "replay-avatica"):
         if key in results:
             print(f"  {key:14s} client's share of a small query: {results[key]['small_ms']:6.1f} ms")
