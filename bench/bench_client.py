@@ -10,10 +10,10 @@ It starts one sandbox big enough for ``--rows`` rows of a ``_vertex`` table, the
 own Python process (fair peak RSS): connect and warm up (JVM start, driver load and first query excluded, as
 in the reference measurements), run the 10-row aggregate ``--small-repeat`` times (median latency), then the
 big query (``--repeat`` times, median). Peak RSS is read from ``getrusage``; "mem ×" is the growth of peak RSS
-during one more run of the big query, after the timed ones, divided by the final DataFrame's deep size: the
-memory a query of that size needs once the process has run one (the issue's goal), whereas "mem ×1", the
-same during the first big query of the process, also holds one-time costs: the JVM heap's first use (jdbc),
-the allocators' arenas and thread pools that later queries reuse.
+during one more run of the big query after the timed ones, the previous result still held (as a notebook
+holds it), divided by the final DataFrame's deep size: what a query of that size needs once the process has
+run one. "mem ×1" is the same for the process's first big query, which also pays one-time costs: the JVM
+heap's first use (jdbc), the allocators' arenas that later queries reuse.
 
 Paths: ``druid``, ``avatica``, ``jdbc`` (ours, through ``Connection.query``); ``sdk`` (the SDK's own way, as
 its ``Datasource.request`` does: jaydebeapi on the original JDBC URL without fetch_size, ``fetchall()``, then
@@ -331,9 +331,12 @@ def worker(args: argparse.Namespace) -> None:
             latencies.append(time.perf_counter() - t0)
         times, growths = [], []
         frame = None
-        # The timed runs, then (paths with a DataFrame) one more for memory only: see "mem ×" above.
+        # The timed runs, then (paths with a DataFrame) one more for memory only, with the previous result
+        # still held as a notebook holds it: see "mem ×" above.
         memory_run = 0 if args.worker in ("raw", "sdk") else 1
+        kept = None
         for number in range(args.repeat + memory_run):
+            kept = frame if number == args.repeat else None
             frame = None
             gc.collect()
             baseline = current_rss_mb()
@@ -343,6 +346,7 @@ def worker(args: argparse.Namespace) -> None:
                 if number < args.repeat:
                     times.append(time.perf_counter() - t0)
             growths.append(sampler.peak_mb - baseline)
+        del kept
         growth_first = growths[0]
         growth = growths[-1] if memory_run else max(growths)
         assert frame is not None
