@@ -21,6 +21,7 @@ its ``Datasource.request`` does: jaydebeapi on the original JDBC URL without fet
 ``replay`` (our druid path against a tiny server replaying the sandbox's recorded answers: the client's own
 cost, apart from the stand-in's query and encoding, which share this machine's cores with the client);
 ``replay-avatica`` (the same for our avatica path: the sandbox's Avatica frames recorded, then replayed);
+``replay-jdbc`` (our jdbc path, the real driver, against the same replayed Avatica frames);
 ``raw`` (the sandbox's answer received but not parsed: the stand-in's floor).
 """
 
