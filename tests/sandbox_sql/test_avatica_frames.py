@@ -98,3 +98,45 @@ def test_frames_of_every_size_read_the_result_exactly(service, engine, small_sto
     # The result is closed with its last frame, like Druid's: nothing is left encoding or held.
     statement = service._connections[cid].statements[sid]
     assert statement.result is None and statement.encoded is None and statement.ahead is None
+
+
+def test_a_failed_encoding_ahead_is_an_avatica_error(service, small_store, monkeypatch) -> None:
+    encode = avatica_module._encode
+    calls = []
+
+    def failing_after_the_first(block, columns):
+        calls.append(len(block))
+        if len(calls) > 1:
+            raise RuntimeError("encoding failed")
+        return encode(block, columns)
+
+    monkeypatch.setattr(avatica_module, "_encode", failing_after_the_first)
+    wg = small_store.by_key("demo")
+    cid = str(uuid.uuid4())
+    _call(
+        service,
+        {"request": "openConnection", "connectionId": cid, "info": {"user": wg.id, "password": wg.secret}},
+    )
+    sid = _call(service, {"request": "createStatement", "connectionId": cid})["statementId"]
+    message = {
+        "request": "prepareAndExecute",
+        "connectionId": cid,
+        "statementId": sid,
+        "sql": _sql(small_store),
+    }
+    first = _call(service, {**message, "maxRowsInFirstFrame": BLOCK, "maxRowCount": -1})
+    assert len(first["resultSets"][0]["firstFrame"]["rows"]) == BLOCK
+    body = orjson.dumps(
+        {
+            "request": "fetch",
+            "connectionId": cid,
+            "statementId": sid,
+            "offset": BLOCK,
+            "fetchMaxRowCount": BLOCK,
+        }
+    )
+    status, answer = service.handle_inline(body) or service.handle(body)
+    error = orjson.loads(answer)
+    assert status == 500 and error["response"] == "error"
+    assert "encoding failed" in error["errorMessage"]
+    assert len(calls) == 2  # the block after the first was encoded ahead (and failed there)

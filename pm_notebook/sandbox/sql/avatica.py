@@ -288,6 +288,8 @@ class _Statement:
             if future.cancel():  # not started yet: encoding it here is sooner than waiting for a thread
                 self.ahead = None
                 return
+        elif not wait and future.exception() is not None:
+            return  # left for the full path, which answers the failure as an Avatica error
         self.ahead = None
         self.encoded, self.encoded_start = future.result(), start
 
