@@ -4,7 +4,8 @@ Rows are turned into JSON text by DuckDB's vectorised ``json_array`` / ``json_ob
 :func:`row_json_sql`. The Druid SQL API puts it in a projection over the query itself (one DuckDB
 pipeline, each row's text ending with its separator, so a batch's string buffer *is* the response body:
 :func:`text_buffer`); Avatica frames encode a slice of a finished result (:func:`encode_rows`, on a
-private in-memory DuckDB) and join the rows with numpy (:func:`join_lines`). A Python loop over cells
+private in-memory DuckDB), each row's text ending with a comma, so a frame's rows array is a slice of
+the batch's string buffer (:func:`frame_rows`). A Python loop over cells
 (``to_pylist`` + ``orjson`` per row) would cost several seconds per million rows; it is used only for
 tables of a few thousand cells, where one DuckDB query would cost more than the loop.
 
@@ -29,11 +30,10 @@ import duckdb
 import numpy as np
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .engine import Column
 
-__all__ = ["csv_sql", "encode_rows", "join_lines", "row_json_sql", "text_buffer"]
+__all__ = ["csv_sql", "encode_rows", "frame_rows", "row_json_sql", "text_buffer"]
 
 _local = threading.local()
 _base: duckdb.DuckDBPyConnection | None = None
@@ -112,9 +112,16 @@ def _sql_string(text: str) -> str:
 
 
 def encode_rows(
-    table: pa.Table, columns: list[Column], *, mode: str, objects: bool = False, stringify: bool = False
+    table: pa.Table,
+    columns: list[Column],
+    *,
+    mode: str,
+    objects: bool = False,
+    stringify: bool = False,
+    terminator: str = "",
 ) -> pa.StringArray:
-    """One JSON text per row of *table*: an array (``[v1, v2]``) or, with *objects*, an object by name.
+    """One JSON text per row of *table*: an array (``[v1, v2]``) or, with *objects*, an object by name,
+    each followed by *terminator*.
 
     A small Avatica table (up to ``_SMALL_CELLS`` cells of plain types) is written by orjson: a DuckDB
     encoding query costs ~2 ms however few its rows, orjson ~1 µs a cell. Same values either way.
@@ -125,8 +132,9 @@ def encode_rows(
         values = [_avatica_values(column) for column in table.columns]
         if all(v is not None for v in values):
             rows = zip(*values, strict=True)
-            return pa.array([orjson.dumps(list(row)).decode() for row in rows], pa.string())
-    sql = f"SELECT {row_json_sql(columns, mode=mode, objects=objects, stringify=stringify)} AS j FROM t"
+            return pa.array([orjson.dumps(list(row)).decode() + terminator for row in rows], pa.string())
+    text = row_json_sql(columns, mode=mode, objects=objects, stringify=stringify, terminator=terminator)
+    sql = f"SELECT {text} AS j FROM t"
     cur = _cursor()
     cur.register("t", table.rename_columns([f"c{i}" for i in range(table.num_columns)]))
     try:
@@ -176,25 +184,9 @@ def text_buffer(lines: pa.Array) -> memoryview:
     return memoryview(lines.buffers()[2])[first:last]
 
 
-def join_lines(lines: pa.Array, sep: bytes) -> bytes:
-    """``sep.join(lines)`` on the Arrow buffers (one copy, no Python string per line)."""
-    n = len(lines)
-    if n == 0:
-        return b""
-    if lines.null_count:
-        lines = pc.fill_null(lines, "null")
-    if pa.types.is_large_string(lines.type):
-        lines = lines.cast(pa.string())
-    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32, count=n + 1, offset=lines.offset * 4)
-    data = np.frombuffer(lines.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
-    if n == 1 or not sep:
-        return data.tobytes()
-    out = np.empty(len(data) + (n - 1) * len(sep), dtype=np.uint8)
-    # Position of each separator in the output: end of line k plus the k separators before it.
-    starts = (offsets[1:-1] - offsets[0]) + np.arange(n - 1) * len(sep)
-    keep = np.ones(len(out), dtype=bool)
-    for j, byte in enumerate(sep):
-        keep[starts + j] = False
-        out[starts + j] = byte
-    out[keep] = data
-    return out.tobytes()
+def frame_rows(lines: pa.Array) -> bytes:
+    """The JSON array of a frame's rows from their texts as :func:`encode_rows` gives them with
+    ``terminator=","``: the string buffer's slice, its last comma turned into the closing bracket."""
+    if len(lines) == 0:
+        return b"[]"
+    return b"[" + text_buffer(lines)[:-1] + b"]"

@@ -7,7 +7,6 @@ import java.sql.Array;
 import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.sql.Types;
 import java.util.Arrays;
 import java.util.Calendar;
@@ -53,8 +52,11 @@ public final class ColumnarReader {
     public static final int TOTAL = 0, NULLS = 1, VALIDITY = 2, VALUES = 3, DATA_LEN = 4, CHILD_COUNT = 5,
             CHILD_NULLS = 6, CHILD_VALIDITY = 7, CHILD_OFFSETS = 8;
 
-    private static final long MS_PER_DAY = 86_400_000L;
     private static final int FIRST_CAPACITY = 1024;
+    private static final long MS_PER_DAY = 86_400_000L;
+    // 1582-10-15 (the Gregorian cutover of java.sql types) plus a day of margin, in epoch days and ms.
+    private static final long GREGORIAN_DAYS = -141_427L + 1;
+    private static final long GREGORIAN_MS = GREGORIAN_DAYS * MS_PER_DAY;
 
     private final ResultSet rs;
     private final int n;
@@ -230,15 +232,28 @@ public final class ColumnarReader {
                 break;
             }
             case TIMESTAMP: {
-                Timestamp t = rs.getTimestamp(j, utc);
-                setNull(c, t == null);
-                longs[c][rows] = t == null ? 0L : t.getTime();
+                // Avatica sends epoch ms (rep LONG) and its accessor answers getLong with that number, which
+                // is what getTimestamp(j, utc).getTime() gives too from the Gregorian cutover on,
+                // without a Timestamp and a time-zone lookup per cell (5% of the reading at 1M rows). Before
+                // it, the driver turns the value into the Julian calendar of java.sql types: read it as ever.
+                long v = rs.getLong(j);
+                boolean isNull = rs.wasNull();
+                if (!isNull && v < GREGORIAN_MS) {
+                    v = rs.getTimestamp(j, utc).getTime();
+                }
+                setNull(c, isNull);
+                longs[c][rows] = isNull ? 0L : v;
                 break;
             }
             case DATE: {
-                java.sql.Date d = rs.getDate(j, utc);
-                setNull(c, d == null);
-                longs[c][rows] = d == null ? 0L : Math.floorDiv(d.getTime(), MS_PER_DAY);
+                // Epoch days (rep INTEGER), as TIMESTAMP above.
+                long v = rs.getLong(j);
+                boolean isNull = rs.wasNull();
+                if (!isNull && v < GREGORIAN_DAYS) {
+                    v = Math.floorDiv(rs.getDate(j, utc).getTime(), MS_PER_DAY);
+                }
+                setNull(c, isNull);
+                longs[c][rows] = isNull ? 0L : v;
                 break;
             }
             case ARRAY: {
