@@ -1,9 +1,10 @@
 """Avatica frames across the sandbox's encoding blocks: every frame size gives the same rows and offsets.
 
 The service reads and encodes rows in blocks, the next block ahead in a background thread while frames
-of the current one are read (see ``avatica._AHEAD``). The block size is made small here so that a result of ~1000
-rows spans many blocks, and frame sizes that divide it, do not divide it, or exceed it are all read through
-the same calls the app makes (the inline fetch first, then the full path), as a JDBC client reads a result.
+of the current one are read (see ``avatica._AHEAD``). The block size is made small here so that a result
+of ~1000 rows spans many blocks, and frame sizes that divide it, do not divide it, or exceed it are all
+read through the same calls the app makes (the inline fetch first, then the full path), as a JDBC client
+reads a result.
 """
 
 from __future__ import annotations
