@@ -27,12 +27,13 @@ import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _measure import PeakSampler, connect_env, current_rss_mb  # noqa: E402  (bench/ is on sys.path)
 
 BIG_COLUMNS = (
     "__time, enddate, duration, caseid, vertex_name, vertex_id, total_occurences_by_caseid, order_amount_lpkr"
@@ -47,49 +48,13 @@ def big_sql(table: str, rows: int) -> str:
     return f'SELECT {BIG_COLUMNS} FROM "{table}" LIMIT {rows}'
 
 
-def current_rss_mb() -> float:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-class PeakSampler:
-    """Samples this process's RSS every few ms in a thread; ``peak_mb`` is the highest seen."""
-
-    def __init__(self, interval: float = 0.005) -> None:
-        self.peak_mb = current_rss_mb()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(interval,), daemon=True)
-
-    def _run(self, interval: float) -> None:
-        while not self._stop.wait(interval):
-            self.peak_mb = max(self.peak_mb, current_rss_mb())
-
-    def __enter__(self) -> PeakSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.peak_mb = max(self.peak_mb, current_rss_mb())
-
-
 # --- worker side (one transport, mode and chunk size per process)
 def worker(args: argparse.Namespace) -> None:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    import pm_notebook
-
     env = json.loads(Path(args.env_json).read_text())
-    conn = pm_notebook.connect(
-        env["PM_BASE_URL"],
-        env["PM_AUTH_URL"],
-        env["PM_CLIENT_ID"],
-        env["PM_CLIENT_SECRET"],
-        env["PM_JDBC_URL"],
-        use_keyring=False,
-    )
+    conn = connect_env(env)
     transport, mode, chunk = args.worker, args.mode, args.chunk
     sql = big_sql(env["BENCH_TABLE"], args.rows)
     # Warm up (JVM start, driver load, the transport's connection) and measure the Arrow bytes of a row.

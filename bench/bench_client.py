@@ -30,8 +30,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -40,6 +38,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _measure import PeakSampler, connect_env, current_rss_mb, peak_rss_mb  # noqa: E402  (bench/ is on sys.path)
 
 PATHS = ("raw", "druid", "avatica", "jdbc", "sdk", "duckdb", "replay", "replay-avatica", "replay-jdbc")
 BIG_COLUMNS = (
@@ -69,39 +69,6 @@ class _RawResult:
 
     def __len__(self) -> int:
         return self.rows
-
-
-class PeakSampler:
-    """Samples this process's RSS every few ms in a thread; ``peak_mb`` is the highest seen."""
-
-    def __init__(self, interval: float = 0.005) -> None:
-        import threading
-
-        self.peak_mb = current_rss_mb()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(interval,), daemon=True)
-
-    def _run(self, interval: float) -> None:
-        while not self._stop.wait(interval):
-            self.peak_mb = max(self.peak_mb, current_rss_mb())
-
-    def __enter__(self) -> PeakSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.peak_mb = max(self.peak_mb, current_rss_mb())
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def current_rss_mb() -> float:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 # --- Druid SQL requests as our transport sends them (the "raw" and "replay" paths)
@@ -242,17 +209,8 @@ def _runner(path: str, env: dict[str, str], cases: int):
     if path in ("druid", "avatica", "jdbc", "replay", "replay-avatica", "replay-jdbc"):
         # replay: our druid path against a server that only replays the sandbox's recorded answers (the
         # client's own cost, without the stand-in's query and JSON encoding on the same cores).
-        import pm_notebook
-
         replay = path.startswith("replay")
-        conn = pm_notebook.connect(
-            env["PM_BASE_URL"],
-            env["PM_AUTH_URL"],
-            env["PM_CLIENT_ID"],
-            env["PM_CLIENT_SECRET"],
-            env["BENCH_REPLAY_JDBC_URL"] if replay else env["PM_JDBC_URL"],
-            use_keyring=False,
-        )
+        conn = connect_env(env, jdbc_url=env["BENCH_REPLAY_JDBC_URL"] if replay else None)
         transport = {"replay": "druid", "replay-avatica": "avatica", "replay-jdbc": "jdbc"}.get(path, path)
         return (lambda sql: conn.query(sql, transport=transport)), conn.close
     if path == "raw":

@@ -43,6 +43,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from _measure import connect_env  # bench/ is on sys.path (the script's folder)
+
 OPS = (("rest", 0.25), ("small", 0.55), ("large", 0.20))
 
 
@@ -102,7 +104,7 @@ def reference(sb: Any, key: str) -> Reference:
     wg = sb.workgroups[key]
     env = {**sb.env, "PM_CLIENT_ID": wg.client_id, "PM_CLIENT_SECRET": wg.client_secret}
     pid = wg.project_ids[0]
-    with _connect(env) as conn:
+    with connect_env(env) as conn:
         ids = frozenset(p.id for p in conn.projects())
         per_case = conn.query(f'SELECT caseid, COUNT(*) AS n FROM "{pid}_vertex" GROUP BY caseid')
         large = conn.query(_large_sql(pid))
@@ -115,19 +117,6 @@ def reference(sb: Any, key: str) -> Reference:
         tasks_per_case={str(c): int(n) for c, n in zip(per_case["caseid"], per_case["n"], strict=True)},
         large_rows=len(large),
         large_duration_sum=int(large["duration"].sum()),
-    )
-
-
-def _connect(env: dict[str, str]) -> Any:
-    import pm_notebook
-
-    return pm_notebook.connect(
-        env["PM_BASE_URL"],
-        env["PM_AUTH_URL"],
-        env["PM_CLIENT_ID"],
-        env["PM_CLIENT_SECRET"],
-        env["PM_JDBC_URL"],
-        use_keyring=False,
     )
 
 
@@ -161,7 +150,7 @@ def _client(
     weights = [w for _, w in OPS]
     samples: list[Sample] = []
     try:
-        conn = _connect(spec.ref.env)
+        conn = connect_env(spec.ref.env)
     except Exception as exc:  # counted, never fatal: the run goes on
         samples.append(Sample(spec.ref.key, "connect", 0.0, "error", f"{type(exc).__name__}: {exc}"[:300]))
         conn = None
