@@ -11,6 +11,8 @@ import asyncio
 import base64
 import threading
 import time
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 import orjson
 import pytest
@@ -19,6 +21,27 @@ import requests
 from pm_notebook.sandbox.fair import FairAdmission, FairTurns, workgroup_of
 
 HANG_GUARD = 60.0
+T = TypeVar("T")
+
+
+def _run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` in a thread of its own: a test run may leave an event loop set in the main thread
+    (IPython's, a kernel's), and a new loop cannot start where one is running."""
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = asyncio.run(coroutine)
+        except BaseException as exc:  # handed to the test's thread
+            out["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(HANG_GUARD)
+    assert not thread.is_alive(), "hang guard: the event loop did not finish"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
 
 
 class _Holder:
@@ -70,7 +93,7 @@ def test_a_quiet_workgroup_gets_the_next_turn_before_a_busy_ones_queue():
         await _drain(holders)
         return order
 
-    assert asyncio.run(main()) == ["busy", "quiet", "busy", "busy", "busy"]
+    assert _run(main()) == ["busy", "quiet", "busy", "busy", "busy"]
 
 
 def test_workgroups_alternate_while_both_wait():
@@ -80,7 +103,7 @@ def test_workgroups_alternate_while_both_wait():
         await _drain(await _queue(turns, ["a", "a", "a", "a", "b", "b", "b"], order))
         return order
 
-    assert asyncio.run(main()) == ["a", "b", "a", "b", "a", "b", "a"]
+    assert _run(main()) == ["a", "b", "a", "b", "a", "b", "a"]
 
 
 def test_several_turns_go_to_the_workgroup_holding_fewest():
@@ -97,7 +120,7 @@ def test_several_turns_go_to_the_workgroup_holding_fewest():
         await asyncio.wait_for(asyncio.gather(*(h.task for h in holders)), HANG_GUARD)
         return order
 
-    assert asyncio.run(main()) == ["a", "a", "b", "a", "a"]
+    assert _run(main()) == ["a", "a", "b", "a", "a"]
 
 
 def test_a_turn_held_past_its_slice_stops_blocking_the_others():
@@ -114,7 +137,7 @@ def test_a_turn_held_past_its_slice_stops_blocking_the_others():
         await asyncio.wait_for(asyncio.gather(long.task, short.task), HANG_GUARD)
         assert turns.state()["waiting"] == 0
 
-    asyncio.run(main())
+    _run(main())
 
 
 def test_a_request_cancelled_while_waiting_takes_no_turn():
@@ -129,7 +152,7 @@ def test_a_request_cancelled_while_waiting_takes_no_turn():
         assert turns.state() == {"turns": 1, "active": 0, "waiting": 0, "waiting_by_workgroup": {}}
         return order
 
-    assert asyncio.run(main()) == ["a", "c"]
+    assert _run(main()) == ["a", "c"]
 
 
 def test_turns_default_to_two_per_processor_and_refuse_nonsense():
@@ -223,7 +246,7 @@ def test_a_peeked_body_reaches_the_app_whole():
         await middleware(scope, receive, send)
         assert sent[0]["status"] == 200
 
-    asyncio.run(main())
+    _run(main())
     assert seen["body"] == body and claimed == [body]
 
 

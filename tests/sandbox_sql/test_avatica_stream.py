@@ -70,6 +70,7 @@ def test_a_streamed_result_is_complete_and_not_repeated(
     want = [
         list(r)
         for r in sandbox_store.database(demo.client_id)
+        .cursor()
         .sql(f"SELECT caseid, CAST(vertex_name AS VARCHAR), duration FROM druid.{tables.vertex}")
         .fetchall()
     ]
