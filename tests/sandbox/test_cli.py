@@ -114,7 +114,14 @@ def test_port_in_use_is_a_clear_error():
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["--cases", "0"], "--cases must be at least 1"), (["--port", "x"], "invalid int value")],
+    [
+        (["--cases", "0"], "--cases must be at least 1"),
+        (["--port", "x"], "invalid int value"),
+        (["--fair-turns", "-1"], "--fair-turns must be 0 (two per processor) or more"),
+        (["--fair-slice", "0"], "--fair-slice must be a positive number of seconds"),
+        (["--fair-slice", "nan"], "--fair-slice must be a positive number of seconds"),
+        (["--large-project-cases", "0"], "--large-project-cases must be at least 1"),
+    ],
 )
 def test_bad_arguments(args, message):
     r = subprocess.run([*CMD, *args], capture_output=True, text=True, timeout=60)
