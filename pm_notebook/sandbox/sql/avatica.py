@@ -391,11 +391,16 @@ class _Statement:
         except SqlError:
             self.drop_result()
             raise
-        if fresh is not None and len(fresh):
-            kept = self.encoded.slice(self.offset - self.encoded_start) if self.encoded is not None else None
-            self.encoded = pa.concat_arrays([kept, fresh]) if kept is not None and len(kept) else fresh
-            self.encoded_start = self.offset
+        self.append_encoded(fresh)
         return True
+
+    def append_encoded(self, fresh: pa.Array | None) -> None:
+        """Add the encoded rows that follow ``encoded``; the rows before ``offset`` (sent) are let go."""
+        if fresh is None or not len(fresh):
+            return
+        kept = self.encoded.slice(self.offset - self.encoded_start) if self.encoded is not None else None
+        self.encoded = pa.concat_arrays([kept, fresh]) if kept is not None and len(kept) else fresh
+        self.encoded_start = self.offset
 
     def read_ahead(self) -> None:
         """Start reading and encoding the next block in the background, unless the result is all read."""
@@ -872,11 +877,8 @@ class AvaticaService:
             except SqlError:
                 st.drop_result()  # e.g. the row cap or the time limit, met while streaming
                 raise
-            if fresh is not None:
-                kept = st.encoded.slice(start - st.encoded_start)
-                st.encoded = pa.concat_arrays([kept, fresh]) if len(kept) else fresh
-                st.encoded_start = start
-                available = start + len(st.encoded)
+            st.append_encoded(fresh)
+            available = st.available()
         end = min(start + size, available)
         lines = st.encoded.slice(start - st.encoded_start, end - start)
         rows = orjson.Fragment(frame_rows(lines))
