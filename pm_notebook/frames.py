@@ -33,8 +33,9 @@ import os
 import re
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -318,8 +319,16 @@ def _edge_values(text: Any, first: bool, last: bool, target: pa.DataType) -> Any
     return data.cast(pa.string())
 
 
-_READERS: ThreadPoolExecutor | None = None
-_READERS_LOCK = threading.Lock()
+_WORKERS: ThreadPoolExecutor | None = None
+_WORKERS_LOCK = threading.Lock()
+
+
+def _workers() -> ThreadPoolExecutor:
+    global _WORKERS
+    with _WORKERS_LOCK:
+        if _WORKERS is None:
+            _WORKERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pm-frames")
+        return _WORKERS
 
 
 def _off_main_thread(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -331,13 +340,45 @@ def _off_main_thread(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
     written, or after the query has already been reported cancelled). Off the main thread pyarrow leaves
     signals alone: the main thread waits here, and a Ctrl-C is one KeyboardInterrupt, raised here.
     """
-    global _READERS
     if threading.current_thread() is not threading.main_thread():
         return call(*args, **kwargs)
-    with _READERS_LOCK:
-        if _READERS is None:
-            _READERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="pm-frames")
-    return _READERS.submit(call, *args, **kwargs).result()
+    return _workers().submit(call, *args, **kwargs).result()
+
+
+def _parsed(batches: Iterable[Any], *, ahead: int = 1) -> Iterator[list[pa.RecordBatch]]:
+    """Each transport batch as record batches, in order, the next batch parsed while this one is handed on.
+
+    A batch of JSON lines is parsed on a worker thread, and the next batch is taken from the transport (and
+    parsed on another worker) before this one is waited for: on two cores the druid client's 1M-row answer
+    went from 0.39 to 0.27 s and the avatica one's from 0.64 to 0.57 s (parsing batch after batch, each
+    read spread over both cores, left a core idle at every batch's start and end). A second batch ahead
+    measured no faster. Other shapes (Arrow arrays, decoded columns) are converted in place.
+
+    The price: while the server is slow to send the next batch, the one before it waits with it (a batch
+    is at most ``batch_rows`` rows). With *ahead* 0 nothing is taken ahead: a row cap then stops at the
+    first batch past it. Leaving early (an error, a Ctrl-C, a consumer that stops) calls off a parse not
+    yet started; one that is running ends on its worker and its result is dropped.
+    """
+    if ahead < 1:
+        for batch in batches:
+            yield _record_batches(batch)
+        return
+    pending: deque[Future[list[pa.RecordBatch]]] = deque()
+    try:
+        for batch in batches:
+            if batch.array_lines is None:
+                converted: Future[list[pa.RecordBatch]] = Future()
+                converted.set_result(_record_batches(batch))
+                pending.append(converted)
+            else:
+                pending.append(_workers().submit(_record_batches, batch))
+            while pending and (len(pending) > ahead or pending[0].done()):
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for future in pending:
+            future.cancel()
 
 
 def _array_lines_as_csv(
@@ -392,7 +433,7 @@ def _array_lines_as_csv(
 def batches_to_table(columns: Sequence[Any], batches: Iterable[Any]) -> pa.Table:
     """Collect transport batches into one Arrow table (no batches: an empty table of the declared types)."""
     schema = arrow_schema(columns)
-    return pa.Table.from_batches([part for b in batches for part in _record_batches(b)], schema=schema)
+    return pa.Table.from_batches([part for parts in _parsed(batches) for part in parts], schema=schema)
 
 
 def collect(
@@ -415,8 +456,8 @@ def collect(
     schema = arrow_schema(columns)
     kept: list[pa.RecordBatch] = []
     total, cut = 0, False
-    for batch in batches:
-        for part in _record_batches(batch):
+    for parts in _parsed(batches, ahead=0 if limit else 1):
+        for part in parts:
             if limit and total + part.num_rows > limit:
                 kept.append(part.slice(0, limit - total))
                 total, cut = limit, True
@@ -438,7 +479,7 @@ def rechunk(columns: Sequence[Any], batches: Iterable[Any], rows: int) -> Iterat
     pending: list[pa.RecordBatch] = []
     held = 0
     emitted = False
-    for record in (part for batch in batches for part in _record_batches(batch)):
+    for record in (part for parts in _parsed(batches) for part in parts):
         while record.num_rows:
             take = min(rows - held, record.num_rows)
             pending.append(record.slice(0, take))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
 from typing import Any
 
@@ -60,7 +60,7 @@ class AvaticaTransport:
         self._target = target
         self._timeout = (10.0, float(target.timeout))
         self._own_session = session is None
-        self._session = session or requests.Session()
+        self._session = session or _http.sql_session()
         self._frame_rows = frame_rows
         self._lock = threading.RLock()
         self._connection_id: str | None = None
@@ -95,15 +95,16 @@ class AvaticaTransport:
         sql: str | None = None,
         session: requests.Session | None = None,
         frame: bool = False,
+        then: Callable[[Any], Any] | None = None,
     ) -> Pending[Any]:
         """Start :meth:`call` on a worker thread; ``.result()`` gives the decoded answer (with *frame*, as
-        :meth:`call_frame`).
+        :meth:`call_frame`), or what *then* makes of it on the same worker thread.
 
         A ``Secret`` in *message* (the password of ``openConnection``) is revealed only by the encoder.
         """
 
         def post() -> Any:
-            response = _http.send(
+            response, body = _http.send_read(
                 session or self._session,
                 "POST",
                 self.url,
@@ -113,10 +114,13 @@ class AvaticaTransport:
                 headers={"Content-Type": "application/json"},
             )
             if response.status_code not in (200, 500):
-                raise from_http_status(response.status_code, response.text[:500], url=self.url)
+                text = body[:500].decode(response.encoding or "utf-8", "replace")
+                raise from_http_status(response.status_code, text, url=self.url)
             if frame:
-                return proto.decode_frame(response.content, expected, sql=sql, url=self.url)
-            return proto.decode(response.content, expected, sql=sql, url=self.url)
+                answer: Any = proto.decode_frame(body, expected, sql=sql, url=self.url)
+            else:
+                answer = proto.decode(body, expected, sql=sql, url=self.url)
+            return answer if then is None else then(answer)
 
         return Pending(post)
 
@@ -284,23 +288,27 @@ class AvaticaResult:
         self._first_rows = rows
 
     def _frames(self) -> Iterator[tuple[bytes | list[Sequence[Any]], int]]:
-        """Each frame's rows as lines (bytes) or as columns of values, with their count."""
-        frame, rows = self._first, self._first_rows
+        """Each frame's rows as lines (bytes) or as columns of values, with their count.
+
+        The next frame is asked for as soon as one arrives; each fetched frame is cut into lines (or
+        decoded) on the worker thread that fetched it, so the chain of fetches waits for nothing else.
+        """
+        frame = self._first
+        shaped = None if frame is None else self._rows(frame, self._first_rows)
         self._first = self._first_rows = None
         pending: Pending[Any] | None = None
         while True:
-            if frame is not None:
-                part, count = self._rows(frame, rows)
+            if frame is not None and shaped is not None:
+                part, count = shaped
                 self._offset += count
                 done = bool(frame.get("done"))
-                # Ask for the next frame before handing this one on: the server works while we parse.
                 pending = None if done else self._fetch(self._offset)
                 if count:
                     yield part, count
                 if done:
                     self._done = True
                     return
-            answer, rows = (pending or self._fetch(self._offset)).result()
+            answer, shaped = (pending or self._fetch(self._offset)).result()
             pending = None
             if answer.get("missingStatement") or answer.get("missingResults"):
                 raise QueryError(
@@ -321,9 +329,16 @@ class AvaticaResult:
         columns, count, _ = proto.frame_columns(frame, len(self.columns))
         return columns, count
 
+    def _shaped(self, got: tuple[dict[str, Any], bytes | None]) -> tuple[dict[str, Any], Any]:
+        """A fetch answer and its frame's rows as :meth:`_rows` gives them (on the fetching thread)."""
+        answer, rows = got
+        if answer.get("missingStatement") or answer.get("missingResults"):
+            return answer, None
+        return answer, self._rows(answer.get("frame") or {"rows": [], "done": False}, rows)
+
     def _fetch(self, offset: int) -> Pending[Any]:
         message = proto.fetch(self.connection_id, self.statement_id, offset, self._transport._frame_rows)
-        return self._transport.start_call(message, "fetch", sql=self.sql, frame=True)
+        return self._transport.start_call(message, "fetch", sql=self.sql, frame=True, then=self._shaped)
 
     def batches(self) -> Iterator[Batch]:
         """Yield the rows as batches of at least ``batch_rows`` rows (the last one smaller).

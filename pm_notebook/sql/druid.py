@@ -137,7 +137,7 @@ class DruidTransport:
         self._target = target
         self._timeout = (10.0, float(target.timeout))
         self._own_session = session is None
-        self._session = session or requests.Session()
+        self._session = session or _http.sql_session()
         self._lock = threading.Lock()
         self._active: DruidResult | None = None
         self._closed = False

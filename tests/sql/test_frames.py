@@ -274,3 +274,51 @@ def test_to_pandas_records_the_transport_only_when_told() -> None:
     table = frames.batches_to_table(COLUMNS, [wire_batch()])
     assert frames.to_pandas(table).attrs == {}
     assert frames.to_pandas(table, transport="avatica").attrs == {"transport": "avatica"}
+
+
+NUMBERED = (ColumnSpec("n", "BIGINT"), ColumnSpec("s", "VARCHAR"))
+
+
+def _numbered(first: int, count: int) -> Batch:
+    import orjson
+
+    lines = b"\n".join(orjson.dumps([i, f"row {i}"]) for i in range(first, first + count))
+    return array_lines_batch(lines, NUMBERED)
+
+
+def test_batches_of_lines_are_parsed_one_ahead_and_handed_on_in_order(lines_path) -> None:
+    """Each batch of lines is parsed on a worker while the next is taken from the transport: a batch is
+    handed on at the latest once the next one is taken (never two ahead), and the order is kept."""
+    pulled: list[int] = []
+    batches = [_numbered(k * 50, 50) for k in range(5)]
+    handed: list[tuple[int, int]] = []  # (first row of the handed batch, batches taken by then)
+    for parts in frames._parsed(_counted(batches, pulled)):
+        handed.append((parts[0].column(0)[0].as_py(), len(pulled)))
+    assert [first for first, _ in handed] == [0, 50, 100, 150, 200]
+    assert all(taken <= k + 2 for k, (_, taken) in enumerate(handed))
+    whole = frames.batches_to_table(NUMBERED, batches)
+    assert whole.column("n").to_pylist() == list(range(250))
+    assert whole.equals(pa.concat_tables(frames.batches_to_table(NUMBERED, [b]) for b in batches))
+
+
+def test_a_row_cap_takes_no_batch_ahead(lines_path) -> None:
+    pulled: list[int] = []
+    batches = [_numbered(k * 10, 10) for k in range(4)]
+    table, cut = frames.collect(NUMBERED, _counted(batches, pulled), limit=15)
+    assert (table.num_rows, cut, len(pulled)) == (15, True, 2)
+
+
+def test_a_batch_that_fails_to_parse_fails_in_its_turn(lines_path) -> None:
+    """The error of a bad batch comes after the good batches before it, and stops the reading there."""
+    pulled: list[int] = []
+    batches = [
+        _numbered(0, 20),
+        array_lines_batch(b'[1,"a"]\n[2]', NUMBERED),
+        _numbered(40, 20),
+        _numbered(60, 20),
+    ]
+    handed = []
+    with pytest.raises(QueryError, match="2 declared columns"):
+        for parts in frames._parsed(_counted(batches, pulled)):
+            handed.append(sum(p.num_rows for p in parts))
+    assert handed == [20] and len(pulled) <= 3

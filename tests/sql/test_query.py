@@ -145,13 +145,14 @@ def test_ctrl_c_midway_through_to_parquet_leaves_no_file(
     conn, sandbox, interrupt_when_held, demo_tables, duck, transport, tmp_path, monkeypatch
 ) -> None:
     # The server holds the statement mid-result (after more rows than the sandbox's first Avatica block of
-    # 50,000 and its first Druid megabyte), so Ctrl-C comes once the client has rows and has written part of
-    # the temporary file: no timing, the hold and the file's growth are the events.
+    # 50,000 and its first Druid megabytes: the client hands a batch on once it has the next one), so Ctrl-C
+    # comes once the client has rows and has written part of the temporary file: no timing, the hold and
+    # the file's growth are the events.
     sql = (
         f"SELECT v.caseid, v.duration, c.caseid AS midway_other FROM {demo_tables['vertex']} AS v "
-        f"CROSS JOIN (SELECT caseid FROM {demo_tables['cases']} LIMIT 30) AS c"
+        f"CROSS JOIN (SELECT caseid FROM {demo_tables['cases']} LIMIT 60) AS c"
     )
-    after = 55_000
+    after = 110_000
     assert len(duck(sql)) > after
     monkeypatch.setattr(conn, "sql_batch_rows", 2000)  # a row group per 2,000 rows: the file grows early
     conn.query("SELECT 1 AS warm", transport=transport)
