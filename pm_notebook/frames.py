@@ -348,11 +348,12 @@ def _off_main_thread(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
 def _parsed(batches: Iterable[Any], *, ahead: int = 1) -> Iterator[list[pa.RecordBatch]]:
     """Each transport batch as record batches, in order, the next batch parsed while this one is handed on.
 
-    A batch of JSON lines is parsed on a worker thread, and the next batch is taken from the transport (and
-    parsed on another worker) before this one is waited for: on two cores the druid client's 1M-row answer
-    went from 0.39 to 0.27 s and the avatica one's from 0.64 to 0.57 s (parsing batch after batch, each
-    read spread over both cores, left a core idle at every batch's start and end). A second batch ahead
-    measured no faster. Other shapes (Arrow arrays, decoded columns) are converted in place.
+    A batch of JSON lines is parsed on a worker thread by a single-threaded CSV read, and the next batch is
+    taken from the transport (and parsed on the other worker) before this one is waited for. On two cores,
+    against parsing batch after batch with each read spread over both cores (which left a core idle at every
+    batch's start and end), the druid client's 1M-row answer took about 30% less time and the avatica
+    client's about 40% less (bench/README.md, issue 17). A second batch ahead measured no faster. Other
+    shapes (Arrow arrays, decoded columns) are converted in place.
 
     The price: while the server is slow to send the next batch, the one before it waits with it (a batch
     is at most ``batch_rows`` rows). With *ahead* 0 nothing is taken ahead: a row cap then stops at the
@@ -403,7 +404,7 @@ def _array_lines_as_csv(
     table = _off_main_thread(
         pa_csv.read_csv,
         pa.py_buffer(data),
-        read_options=pa_csv.ReadOptions(column_names=read, block_size=1 << 20),
+        read_options=pa_csv.ReadOptions(column_names=read, block_size=1 << 20, use_threads=False),
         parse_options=pa_csv.ParseOptions(
             escape_char="\\" if escaped else False, double_quote=False, newlines_in_values=False
         ),
