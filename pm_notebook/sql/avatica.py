@@ -341,9 +341,13 @@ class AvaticaResult:
         return self._transport.start_call(message, "fetch", sql=self.sql, frame=True, then=self._shaped)
 
     def batches(self) -> Iterator[Batch]:
-        """Yield the rows as batches of at least ``batch_rows`` rows (the last one smaller).
+        """Yield the rows as batches of whole frames, about ``batch_rows`` rows each at most.
 
-        Consecutive frames of one shape (lines or columns) are merged; a change of shape ends a batch.
+        Consecutive frames of one shape (lines or columns) are merged; a change of shape ends a batch. A
+        batch ends once it holds :meth:`_target` rows, which grows with the answer as in the druid
+        transport: an eighth of the rows received so far, at least a frame, at most ``batch_rows``. The rows
+        held while batches are parsed (one batch ahead, see ``frames._parsed``) then stay proportional to
+        the answer: a 100,000-row answer is not held in two large batches.
         """
         pending: list[Any] = []
         held = 0
@@ -354,7 +358,7 @@ class AvaticaResult:
                     pending, held = [], 0
                 pending.append(part)
                 held += count
-                if held >= self._batch_rows:
+                if held >= self._target():
                     yield self._merge(pending, held)
                     pending, held = [], 0
             if held:
@@ -365,6 +369,10 @@ class AvaticaResult:
         finally:
             if self._done:
                 self.close()
+
+    def _target(self) -> int:
+        """The rows of the next batch (see :meth:`batches`)."""
+        return min(self._batch_rows, max(self._transport._frame_rows, self._offset // 8))
 
     def _merge(self, parts: list[Any], rows: int) -> Batch:
         if isinstance(parts[0], bytes):
