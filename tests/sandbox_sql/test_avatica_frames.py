@@ -141,3 +141,36 @@ def test_a_failed_encoding_ahead_is_an_avatica_error(service, small_store, monke
     assert status == 500 and error["response"] == "error"
     assert "encoding failed" in error["errorMessage"]
     assert len(calls) == 2  # the block after the first was encoded ahead (and failed there)
+
+
+def test_rows_encoded_ahead_stay_within_two_blocks(service, engine, small_store) -> None:
+    """However fast the background encoding is (here: every block read ahead is finished before the next
+    fetch), the rows encoded but not yet sent stay under two blocks: the result never piles up."""
+    wg = small_store.by_key("demo")
+    sql = _sql(small_store)
+    total = len(_expected(engine, wg.id, sql))
+    cid = str(uuid.uuid4())
+    _call(
+        service,
+        {"request": "openConnection", "connectionId": cid, "info": {"user": wg.id, "password": wg.secret}},
+    )
+    sid = _call(service, {"request": "createStatement", "connectionId": cid})["statementId"]
+    message = {"connectionId": cid, "statementId": sid}
+    first = _call(
+        service,
+        {"request": "prepareAndExecute", **message, "sql": sql, "maxRowsInFirstFrame": 10, "maxRowCount": -1},
+    )["resultSets"][0]["firstFrame"]
+    statement = service._connections[cid].statements[sid]
+    offset, done, unsent, merged_ahead = len(first["rows"]), first["done"], [], 0
+    while not done:
+        if statement.ahead is not None:
+            statement.ahead.result()  # the encoder is ahead of the reader
+            merged_ahead += 1
+        frame = _call(service, {"request": "fetch", **message, "offset": offset, "fetchMaxRowCount": 10})[
+            "frame"
+        ]
+        offset, done = offset + len(frame["rows"]), frame["done"]
+        if not done:
+            unsent.append(statement.available() - statement.offset)
+    assert offset == total > 3 * BLOCK and merged_ahead >= 3
+    assert max(unsent) < 2 * BLOCK
