@@ -23,7 +23,7 @@ cost, apart from the stand-in's query and encoding, which share this machine's c
 ``replay-avatica`` (the same for our avatica path: the sandbox's Avatica frames recorded, then replayed);
 ``replay-jdbc`` (our jdbc path, the real driver, against the same replayed Avatica frames);
 ``raw`` (the sandbox's answer received but not parsed: the stand-in's floor); ``raw-avatica`` (the same
-for the Avatica protocol: our avatica transport's requests, each frame's body received, its rows only counted).
+for the Avatica protocol: our avatica transport's requests, each frame's body received, its rows counted).
 """
 
 from __future__ import annotations
