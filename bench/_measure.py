@@ -7,7 +7,7 @@ import resource
 import threading
 from typing import Any
 
-__all__ = ["PeakSampler", "connect_env", "current_rss_mb", "peak_rss_mb"]
+__all__ = ["PeakSampler", "connect_env", "current_rss_mb", "peak_rss_mb", "workgroup_env"]
 
 
 def current_rss_mb() -> float:
@@ -41,6 +41,16 @@ class PeakSampler:
         self._stop.set()
         self._thread.join()
         self.peak_mb = max(self.peak_mb, current_rss_mb())
+
+
+def workgroup_env(sb: Any, workgroup: Any, **extra: str) -> dict[str, str]:
+    """A sandbox's ``PM_*`` values with *workgroup*'s credentials (and *extra* values)."""
+    return {
+        **sb.env,
+        "PM_CLIENT_ID": workgroup.client_id,
+        "PM_CLIENT_SECRET": workgroup.client_secret,
+        **extra,
+    }
 
 
 def connect_env(env: dict[str, str], *, jdbc_url: str | None = None) -> Any:

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _measure import PeakSampler, connect_env, current_rss_mb  # noqa: E402  (bench/ is on sys.path)
+from _measure import PeakSampler, connect_env, current_rss_mb, workgroup_env  # noqa: E402  (bench/ is on sys.path)
 
 BIG_COLUMNS = (
     "__time, enddate, duration, caseid, vertex_name, vertex_id, total_occurences_by_caseid, order_amount_lpkr"
@@ -148,12 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  data generated in {generated:.1f} s, sandbox ready in {ready:.1f} s", flush=True)
         demo = sb.workgroups["demo"]
         table = f"{demo.project_ids[-1]}_vertex"
-        env = {
-            **sb.env,
-            "PM_CLIENT_ID": demo.client_id,
-            "PM_CLIENT_SECRET": demo.client_secret,
-            "BENCH_TABLE": table,
-        }
+        env = workgroup_env(sb, demo, BENCH_TABLE=table)
         env_json = Path(sb.env_file).with_name("bench-bigger-env.json")
         env_json.write_text(json.dumps(env))
         answer = sandbox_answer(sb, demo, table, args.rows)

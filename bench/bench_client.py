@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _measure import PeakSampler, connect_env, current_rss_mb, peak_rss_mb  # noqa: E402  (bench/ is on sys.path)
+from _measure import PeakSampler, connect_env, current_rss_mb, peak_rss_mb, workgroup_env  # noqa: E402  (bench/ is on sys.path)
 
 PATHS = (
     "raw",
@@ -444,12 +444,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  ready in {time.perf_counter() - t0:.1f} s", flush=True)
         demo = sb.workgroups["demo"]
         table = f"{demo.project_ids[0]}_vertex"
-        env = {
-            **sb.env,
-            "PM_CLIENT_ID": demo.client_id,
-            "PM_CLIENT_SECRET": demo.client_secret,
-            "BENCH_TABLE": table,
-        }
+        env = workgroup_env(sb, demo, BENCH_TABLE=table)
         env_json = Path(sb.env_file).with_name("bench-env.json")
         replay = None
         if any(p.startswith("replay") for p in paths):

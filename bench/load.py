@@ -43,7 +43,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from _measure import connect_env  # bench/ is on sys.path (the script's folder)
+from _measure import connect_env, workgroup_env  # bench/ is on sys.path (the script's folder)
 
 OPS = (("rest", 0.25), ("small", 0.55), ("large", 0.20))
 
@@ -102,7 +102,7 @@ def reference(sb: Any, key: str) -> Reference:
     import pm_notebook
 
     wg = sb.workgroups[key]
-    env = {**sb.env, "PM_CLIENT_ID": wg.client_id, "PM_CLIENT_SECRET": wg.client_secret}
+    env = workgroup_env(sb, wg)
     pid = wg.project_ids[0]
     with connect_env(env) as conn:
         ids = frozenset(p.id for p in conn.projects())
