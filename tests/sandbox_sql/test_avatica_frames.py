@@ -52,18 +52,23 @@ def _call(service: AvaticaService, message: dict) -> dict:
     return decoded
 
 
+def _open_statement(service: AvaticaService, wg) -> tuple[str, int]:
+    """A new Avatica connection of workgroup *wg* and a statement on it: their ids."""
+    cid = str(uuid.uuid4())
+    _call(
+        service,
+        {"request": "openConnection", "connectionId": cid, "info": {"user": wg.id, "password": wg.secret}},
+    )
+    return cid, _call(service, {"request": "createStatement", "connectionId": cid})["statementId"]
+
+
 @pytest.mark.parametrize("frame", [1, 100, BLOCK, 333, 4 * BLOCK + 1, 5000])
 def test_frames_of_every_size_read_the_result_exactly(service, engine, small_store, frame) -> None:
     wg = small_store.by_key("demo")
     sql = _sql(small_store)
     expected = _expected(engine, wg.id, sql)
     assert len(expected) > 3 * BLOCK  # the result spans several encoding blocks
-    cid = str(uuid.uuid4())
-    _call(
-        service,
-        {"request": "openConnection", "connectionId": cid, "info": {"user": wg.id, "password": wg.secret}},
-    )
-    sid = _call(service, {"request": "createStatement", "connectionId": cid})["statementId"]
+    cid, sid = _open_statement(service, wg)
     executed = _call(
         service,
         {
@@ -113,12 +118,7 @@ def test_a_failed_encoding_ahead_is_an_avatica_error(service, small_store, monke
 
     monkeypatch.setattr(avatica_module, "_read_block", failing_after_the_first)
     wg = small_store.by_key("demo")
-    cid = str(uuid.uuid4())
-    _call(
-        service,
-        {"request": "openConnection", "connectionId": cid, "info": {"user": wg.id, "password": wg.secret}},
-    )
-    sid = _call(service, {"request": "createStatement", "connectionId": cid})["statementId"]
+    cid, sid = _open_statement(service, wg)
     message = {
         "request": "prepareAndExecute",
         "connectionId": cid,
@@ -149,12 +149,7 @@ def test_rows_encoded_ahead_stay_within_two_blocks(service, engine, small_store)
     wg = small_store.by_key("demo")
     sql = _sql(small_store)
     total = len(_expected(engine, wg.id, sql))
-    cid = str(uuid.uuid4())
-    _call(
-        service,
-        {"request": "openConnection", "connectionId": cid, "info": {"user": wg.id, "password": wg.secret}},
-    )
-    sid = _call(service, {"request": "createStatement", "connectionId": cid})["statementId"]
+    cid, sid = _open_statement(service, wg)
     message = {"connectionId": cid, "statementId": sid}
     first = _call(
         service,
