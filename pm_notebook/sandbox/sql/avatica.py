@@ -854,7 +854,6 @@ class AvaticaService:
         if rows.streaming:
             st.cancel = rows.cancel  # closeStatement interrupts a fetch reading the stream
         st.result, st.offset, st.columns, st.touched = rows, 0, rows.columns, time.monotonic()
-        st.encoded = None
 
     def _result_set(self, conn: _Connection, st: _Statement, first_frame: Any) -> dict:
         frame = self._next_frame(st, self._frame_size(first_frame))
@@ -907,8 +906,7 @@ class AvaticaService:
             first = _int_field(req, "maxRowsInFirstFrame", -1)
             st = self._add_statement(conn, _int_field(req, "statementId", 0, _INT32) or conn.new_id())
             st.sql, st.param_types = sql, ()
-            st.drop_result()
-            self._run(conn, st, [], total)
+            self._run(conn, st, [], total)  # (drops the statement's previous result first)
             rs = self._result_set(conn, st, first)
         return {"response": "executeResults", "missingStatement": False, "resultSets": [rs]}
 
@@ -920,7 +918,6 @@ class AvaticaService:
         with conn.lock:
             st = self._add_statement(conn, conn.new_id())
             st.sql, st.columns, st.param_types = sql, columns, translated.param_types
-            st.drop_result()
             st.max_rows = total
         return {
             "response": "prepare",
