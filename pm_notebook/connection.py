@@ -82,6 +82,12 @@ def _check_sql(sql_text: Any) -> None:
         raise ConfigurationError("The SQL text is empty.", hint="Pass a SELECT statement.")
 
 
+def _check_positive(value: Any, name: str) -> None:
+    """Refuse a row count that is not a positive ``int`` (a bool is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigurationError(f"{name} must be a positive integer, got {value!r}.")
+
+
 class Connection:
     """A connection to one workgroup of the service.
 
@@ -497,10 +503,8 @@ class Connection:
         """
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise ConfigurationError(f"limit must be 0 (all rows) or a positive integer, got {limit!r}.")
-        if batch_rows is not None and (
-            isinstance(batch_rows, bool) or not isinstance(batch_rows, int) or batch_rows < 1
-        ):
-            raise ConfigurationError(f"batch_rows must be a positive integer, got {batch_rows!r}.")
+        if batch_rows is not None:
+            _check_positive(batch_rows, "batch_rows")
         rows = batch_rows or self.sql_batch_rows
         if limit:
             rows = min(rows, limit + 1)  # one row past the cap tells "more exist" from "exactly limit"
@@ -616,8 +620,7 @@ class Connection:
         (*cache*, or the connection's setting) or replayed, it is fetched whole first and then cut into
         chunks.
         """
-        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
-            raise ConfigurationError(f"chunk_rows must be a positive integer, got {chunk_rows!r}.")
+        _check_positive(chunk_rows, "chunk_rows")
         got = self._cached(sql, params, transport, cache)
         if got is not None:
             table, name, _ = got
@@ -648,10 +651,8 @@ class Connection:
         :param chunk_rows: rows per row group, and at most per transport batch (default
             :attr:`sql_batch_rows`): one chunk is held at a time, so memory follows it, not the result.
         """
-        if chunk_rows is not None and (
-            isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1
-        ):
-            raise ConfigurationError(f"chunk_rows must be a positive integer, got {chunk_rows!r}.")
+        if chunk_rows is not None:
+            _check_positive(chunk_rows, "chunk_rows")
         rows = chunk_rows or self.sql_batch_rows
         path = frames.parquet_target(path)
         got = self._cached(sql, params, transport, cache)
