@@ -10,12 +10,15 @@ TIMESTAMP                     timestamp[ms, tz=UTC]        datetime64[ms, UTC]
 DATE                          date32                       datetime64[s] (pandas' own choice)
 BIGINT/INTEGER/SMALLINT/...   int64                        Int64 (nullable)
 DOUBLE/FLOAT/REAL/DECIMAL     float64                      float64 (NULL → NaN)
-VARCHAR/CHAR/other            string                       string (pd.StringDtype, pyarrow)
+VARCHAR/CHAR/other            large_string                 string (pd.StringDtype, pyarrow)
 BOOLEAN                       bool                         boolean (nullable)
 ARRAY<x>                      list<x>                      object (Python lists, None for NULL)
 ============================  ===========================  =====================================
 
-Empty results keep their columns and dtypes. Batches arrive as sequences of wire values (epoch ms or ISO text
+Text is ``large_string`` (64-bit offsets) from the start because that is how pandas stores pyarrow-backed
+strings: the DataFrame takes the columns as they are, where 32-bit ``string`` columns were copied once more
+(a new offsets buffer per column, 24 MB for three text columns of a 1M-row result). Empty results keep their
+columns and dtypes. Batches arrive as sequences of wire values (epoch ms or ISO text
 for timestamps, JSON scalars, lists or their JSON text), as Arrow arrays, or as JSON-array lines (Druid's
 ``arrayLines``); all go through :func:`batch_to_arrow`.
 
@@ -63,6 +66,7 @@ __all__ = [
 ]
 
 _TS = pa.timestamp("ms", tz="UTC")
+_TEXT = pa.large_string()
 
 
 def _result_pool() -> pa.MemoryPool:
@@ -84,8 +88,8 @@ def _result_pool() -> pa.MemoryPool:
 
 _POOL = _result_pool()
 
-# Declared SQL type name -> Arrow type. Anything unlisted (OTHER, COMPLEX<...>, VARBINARY as base64) is a
-# string.
+# Declared SQL type name -> Arrow type. Anything unlisted (OTHER, COMPLEX<...>, VARBINARY as base64) is
+# text.
 ARROW_TYPES: dict[str, pa.DataType] = {
     "TIMESTAMP": _TS,
     "TIMESTAMP_WITH_LOCAL_TIME_ZONE": _TS,
@@ -101,9 +105,9 @@ ARROW_TYPES: dict[str, pa.DataType] = {
     "DECIMAL": pa.float64(),
     "NUMERIC": pa.float64(),
     "BOOLEAN": pa.bool_(),
-    "VARCHAR": pa.string(),
-    "CHAR": pa.string(),
-    "STRING": pa.string(),
+    "VARCHAR": _TEXT,
+    "CHAR": _TEXT,
+    "STRING": _TEXT,
 }
 
 
@@ -159,8 +163,8 @@ def arrow_type(spec: Any) -> pa.DataType:
     name = _base(spec.type_name)
     if name == "ARRAY" or name.endswith(" ARRAY"):
         element = spec.element_type or (name[: -len(" ARRAY")] if name.endswith(" ARRAY") else "VARCHAR")
-        return pa.list_(ARROW_TYPES.get(_base(element), pa.string()))
-    return ARROW_TYPES.get(name, pa.string())
+        return pa.list_(ARROW_TYPES.get(_base(element), _TEXT))
+    return ARROW_TYPES.get(name, _TEXT)
 
 
 def arrow_schema(columns: Sequence[Any]) -> pa.Schema:
@@ -186,7 +190,7 @@ def _from_values(values: Sequence[Any], target: pa.DataType) -> pa.Array:
         # Druid stringifies arrays by default: '["a","b"]' is the JSON text of a list.
         values = [orjson.loads(v) if isinstance(v, str) else v for v in values]
         return pa.array(values, target)
-    if pa.types.is_string(target):
+    if pa.types.is_string(target) or pa.types.is_large_string(target):
         try:
             return pa.array(values, target)
         except (pa.ArrowTypeError, pa.ArrowInvalid):  # OTHER/COMPLEX columns: JSON values shown as text

@@ -276,6 +276,21 @@ def test_to_pandas_records_the_transport_only_when_told() -> None:
     assert frames.to_pandas(table, transport="avatica").attrs == {"transport": "avatica"}
 
 
+def test_text_columns_reach_pandas_without_a_copy(lines_path) -> None:
+    """Text is parsed as large_string, the storage pandas keeps for pyarrow strings: the DataFrame's column
+    holds the parsed offsets and bytes themselves (a 32-bit string column would get new offsets)."""
+    assert frames.arrow_type(ColumnSpec("s", "VARCHAR")) == pa.large_string()
+    assert frames.arrow_type(ColumnSpec("o", "OTHER")) == pa.large_string()
+    lines = b"\n".join(b'[%d,"row %d"]' % (i, i) for i in range(2000))
+    table = frames.batches_to_table(NUMBERED, [array_lines_batch(lines, NUMBERED)])
+    parsed = table.column("s").chunk(0)
+    assert parsed.type == pa.large_string()
+    frame = frames.to_pandas(table)
+    held = frame["s"].array._pa_array.chunk(0)
+    assert [b.address for b in held.buffers()[1:]] == [b.address for b in parsed.buffers()[1:]]
+    assert frame["s"].dtype == pd.StringDtype("pyarrow") and frame["s"][1999] == "row 1999"
+
+
 NUMBERED = (ColumnSpec("n", "BIGINT"), ColumnSpec("s", "VARCHAR"))
 
 
