@@ -15,12 +15,12 @@ BOOLEAN                       bool                         boolean (nullable)
 ARRAY<x>                      list<x>                      object (Python lists, None for NULL)
 ============================  ===========================  =====================================
 
-Text is ``large_string`` (64-bit offsets) from the start because that is how pandas stores pyarrow-backed
-strings: the DataFrame takes the columns as they are, where 32-bit ``string`` columns were copied once more
-(a new offsets buffer per column, 24 MB for three text columns of a 1M-row result). Empty results keep their
-columns and dtypes. Batches arrive as sequences of wire values (epoch ms or ISO text
-for timestamps, JSON scalars, lists or their JSON text), as Arrow arrays, or as JSON-array lines (Druid's
-``arrayLines``); all go through :func:`batch_to_arrow`.
+Text is ``large_string`` (64-bit offsets) from the parse on, the storage pandas keeps for pyarrow-backed
+strings: the DataFrame takes the columns as they are (32-bit ``string`` columns would each get a new offsets
+buffer on the way, 24 MB for three text columns of a 1M-row result). Empty results keep their columns and
+dtypes. Batches arrive as sequences of wire values (epoch ms or ISO text for timestamps, JSON scalars, lists
+or their JSON text), as Arrow arrays, or as JSON-array lines (Druid's ``arrayLines``); all go through
+:func:`batch_to_arrow`.
 
 JSON-array lines take a fast path: once the brackets around each line are turned into field separators,
 ``[1,"a,b",null]`` is a CSV row that pyarrow's multithreaded CSV reader parses straight into typed columns

@@ -378,7 +378,8 @@ def _column(reader: Any, c: int, kind: int, n: int, layout: Sequence[int]) -> pa
 
     Java writes the column's bitmaps, values and offsets (``ColumnarReader.layout``) into one buffer and its
     UTF-8 text into another, through direct ByteBuffer views; the Arrow array is built on slices of them, so
-    no Java array, JNI copy or numpy intermediate outlives the call.
+    no Java array, JNI copy or numpy intermediate outlives the call. Text has Java's 32-bit offsets here;
+    :mod:`pm_notebook.frames` widens them to the ``large_string`` every transport returns.
     """
     import jpype.nio
 

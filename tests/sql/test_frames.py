@@ -276,6 +276,16 @@ def test_to_pandas_records_the_transport_only_when_told() -> None:
     assert frames.to_pandas(table, transport="avatica").attrs == {"transport": "avatica"}
 
 
+NUMBERED = (ColumnSpec("n", "BIGINT"), ColumnSpec("s", "VARCHAR"))
+
+
+def _numbered(first: int, count: int) -> Batch:
+    import orjson
+
+    lines = b"\n".join(orjson.dumps([i, f"row {i}"]) for i in range(first, first + count))
+    return array_lines_batch(lines, NUMBERED)
+
+
 def test_text_columns_reach_pandas_without_a_copy(lines_path) -> None:
     """Text is parsed as large_string, the storage pandas keeps for pyarrow strings: the DataFrame's column
     holds the parsed offsets and bytes themselves (a 32-bit string column would get new offsets)."""
@@ -286,19 +296,9 @@ def test_text_columns_reach_pandas_without_a_copy(lines_path) -> None:
     parsed = table.column("s").chunk(0)
     assert parsed.type == pa.large_string()
     frame = frames.to_pandas(table)
-    held = frame["s"].array._pa_array.chunk(0)
+    held = frame["s"].array.__arrow_array__().chunk(0)
     assert [b.address for b in held.buffers()[1:]] == [b.address for b in parsed.buffers()[1:]]
     assert frame["s"].dtype == pd.StringDtype("pyarrow") and frame["s"][1999] == "row 1999"
-
-
-NUMBERED = (ColumnSpec("n", "BIGINT"), ColumnSpec("s", "VARCHAR"))
-
-
-def _numbered(first: int, count: int) -> Batch:
-    import orjson
-
-    lines = b"\n".join(orjson.dumps([i, f"row {i}"]) for i in range(first, first + count))
-    return array_lines_batch(lines, NUMBERED)
 
 
 def test_batches_of_lines_are_parsed_one_ahead_and_handed_on_in_order(lines_path) -> None:
