@@ -26,6 +26,8 @@ cost, apart from the stand-in's query and encoding, which share this machine's c
 ``replay-jdbc`` (our jdbc path, the real driver, against the same replayed Avatica frames);
 ``raw`` (the sandbox's answer received but not parsed: the stand-in's floor); ``raw-avatica`` (the same
 for the Avatica protocol: our avatica transport's requests, each frame's body received, its rows counted).
+``--sql-compression-level -1`` makes the sandbox gzip its answers as Druid's broker does by default (the
+replayed answers stay uncompressed: the replay paths keep measuring the client's parsing alone).
 """
 
 from __future__ import annotations
@@ -425,6 +427,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cases", type=int, default=0, help="sandbox cases per project (default: from --rows)"
     )
+    parser.add_argument(
+        "--sql-compression-level",
+        type=int,
+        default=0,
+        help="the sandbox gzips its SQL answers at this level, as Druid does by default (-1); 0: none",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--replay-folder", help=argparse.SUPPRESS)
     parser.add_argument("--env-json", help=argparse.SUPPRESS)
@@ -444,7 +452,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Starting a sandbox with {args.cases} cases per project ...", flush=True)
     t0 = time.perf_counter()
     rounds: dict[str, list[dict]] = {path: [] for path in paths}
-    with start(cases=args.cases, timeout=900) as sb:
+    compression = ["--sql-compression-level", str(args.sql_compression_level)]
+    with start(cases=args.cases, timeout=900, extra_args=compression) as sb:
         print(f"  ready in {time.perf_counter() - t0:.1f} s", flush=True)
         demo = sb.workgroups["demo"]
         table = f"{demo.project_ids[0]}_vertex"

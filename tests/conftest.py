@@ -43,6 +43,17 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory):
     sb.stop()
 
 
+@pytest.fixture(scope="session")
+def gzip_sandbox(tmp_path_factory: pytest.TempPathFactory):
+    """A second sandbox with the same data that gzips its SQL answers, as Druid's broker does by default."""
+    from pm_notebook.sandbox import start
+
+    log_path = tmp_path_factory.mktemp("gzip-sandbox") / "sandbox.log"
+    sb = start(cases=SANDBOX_CASES, log_path=log_path, extra_args=["--sql-compression-level", "-1"])
+    yield sb
+    sb.stop()
+
+
 @pytest.fixture(autouse=True)
 def _clear_sandbox_faults(request: pytest.FixtureRequest):
     """Faults armed by a test never leak into the next one."""

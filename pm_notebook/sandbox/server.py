@@ -109,6 +109,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m pm_notebook.sandb
         parser.error("--fair-turns must be 0 (two per processor) or more")
     if not 0 < args.fair_slice < float("inf"):
         parser.error("--fair-slice must be a positive number of seconds")
+    if args.sql_compression_level is not None and not -1 <= args.sql_compression_level <= 9:
+        parser.error("--sql-compression-level must be -1 (zlib's default), 0 (none) or 1 to 9")
     logging.basicConfig(
         level=args.log_level.upper(),
         stream=sys.stderr,

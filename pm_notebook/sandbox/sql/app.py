@@ -9,7 +9,8 @@ Both run on :class:`~.engine.SqlEngine` over the store's per-workgroup DuckDB da
 work runs in worker threads, within a thread budget per workgroup (:class:`_Budgets`), so slow queries
 never stall the event loop and one workgroup's load never starves another. Bodies over
 ``SqlOptions.max_request_bytes`` are refused (:mod:`pm_notebook.sandbox.limits`); a garbled
-``Authorization: Basic`` header is a 401 on both routes.
+``Authorization: Basic`` header is a 401 on both routes. With ``SqlOptions.compression_level`` set, answers
+are gzip-compressed for clients that accept it, as Druid's are by default.
 
 >>> from pm_notebook.sandbox.data.store import build_store        # doctest: +SKIP
 >>> app = create_sql_app(build_store(), options=SqlOptions(query_timeout=30))  # doctest: +SKIP
@@ -31,6 +32,7 @@ import orjson
 from starlette.applications import Starlette
 from starlette.background import BackgroundTask
 from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
@@ -246,7 +248,13 @@ def create_sql_app(
         Route("/druid/v2/sql/", druid_endpoint, methods=["POST"]),
         Route("/druid/v2/sql", druid_endpoint, methods=["POST"]),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(BodyLimit, max_bytes=options.max_request_bytes)])
+    middleware = [Middleware(BodyLimit, max_bytes=options.max_request_bytes)]
+    if options.compression_level:
+        # As Druid's Jetty GzipHandler: only for a client that sends Accept-Encoding: gzip, streamed answers
+        # flushed piece by piece, bodies under 32 bytes (Jetty's minimum) left as they are.
+        level = 6 if options.compression_level < 0 else options.compression_level
+        middleware.append(Middleware(GZipMiddleware, minimum_size=32, compresslevel=level))
+    app = Starlette(routes=routes, middleware=middleware)
     app.state.sql_engine = engine
     app.state.avatica = avatica
     return app

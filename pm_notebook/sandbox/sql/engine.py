@@ -68,6 +68,10 @@ class SqlOptions:
     :param max_threads_per_workgroup: worker threads one workgroup's requests may hold at once; more of its
         requests wait without a thread (and fail after ``query_timeout``), so no workgroup starves another.
     :param max_request_bytes: largest request body (and, separately, request head) the SQL port reads.
+    :param compression_level: gzip level of the answers to clients that accept gzip, as Druid's
+        ``druid.server.http.compressionLevel``: -1 zlib's default (level 6, Druid's default), 1-9, 0 none.
+        The sandbox's default is 0, unlike Druid's, so that its figures are the client's own
+        (docs/transports.md).
     """
 
     query_timeout: float = 60.0
@@ -81,6 +85,7 @@ class SqlOptions:
     max_concurrent_queries: int = 8
     max_threads_per_workgroup: int = 16
     max_request_bytes: int = 1 << 20
+    compression_level: int = 0
 
 
 @dataclass(frozen=True)
