@@ -6,20 +6,27 @@ from __future__ import annotations
 import pytest
 
 
+def _demo_connection(sb):
+    import pm_notebook
+
+    demo = sb.workgroups["demo"]
+    return pm_notebook.connect(
+        sb.base_url, sb.auth_url, demo.client_id, demo.client_secret, sb.jdbc_url, use_keyring=False
+    )
+
+
 @pytest.fixture(scope="module")
 def conn(sandbox):
     """A pm_notebook connection to the demo workgroup, shared by a test module."""
-    import pm_notebook
+    connection = _demo_connection(sandbox)
+    yield connection
+    connection.close()
 
-    demo = sandbox.workgroups["demo"]
-    connection = pm_notebook.connect(
-        sandbox.base_url,
-        sandbox.auth_url,
-        demo.client_id,
-        demo.client_secret,
-        sandbox.jdbc_url,
-        use_keyring=False,
-    )
+
+@pytest.fixture(scope="module")
+def gzip_conn(gzip_sandbox):
+    """The same, to the sandbox that gzips its SQL answers (``gzip_sandbox``)."""
+    connection = _demo_connection(gzip_sandbox)
     yield connection
     connection.close()
 

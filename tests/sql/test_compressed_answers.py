@@ -12,23 +12,6 @@ import requests
 from _sql_transports import TRANSPORTS
 
 
-@pytest.fixture(scope="module")
-def gzip_conn(gzip_sandbox):
-    import pm_notebook
-
-    demo = gzip_sandbox.workgroups["demo"]
-    connection = pm_notebook.connect(
-        gzip_sandbox.base_url,
-        gzip_sandbox.auth_url,
-        demo.client_id,
-        demo.client_secret,
-        gzip_sandbox.jdbc_url,
-        use_keyring=False,
-    )
-    yield connection
-    connection.close()
-
-
 def test_answers_are_compressed_only_for_clients_that_accept_gzip(gzip_sandbox, demo_tables) -> None:
     demo = gzip_sandbox.workgroups["demo"]
     url = f"{gzip_sandbox.sql_url}/druid/v2/sql/"
