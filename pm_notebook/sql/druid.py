@@ -66,7 +66,7 @@ class _Exchange:
             self._put(response)
             if response.status_code != 200:
                 return  # the caller reads the error body
-            for chunk in response.iter_content(chunk_size=wire.CHUNK_BYTES):
+            for chunk in response.iter_content(chunk_size=_http.CHUNK_BYTES):
                 if not self._put(chunk, len(chunk)):
                     return
             self._put(self._END)

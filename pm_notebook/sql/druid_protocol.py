@@ -28,6 +28,7 @@ __all__ = ["SQL_PATH", "AnswerParser", "column_specs", "error_from_answer", "par
 SQL_PATH = "/druid/v2/sql/"
 #: the druid transport's largest batch is ``batch_rows`` × this many bytes (``CHUNK_BYTES`` at least)
 BYTES_PER_ROW = 128
+#: the smallest batch (the reads themselves are ``_http.CHUNK_BYTES``, of the same size)
 CHUNK_BYTES = 1 << 20
 
 
