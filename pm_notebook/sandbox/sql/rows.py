@@ -57,7 +57,11 @@ def _expr(c: str, col: Column, mode: str, stringify: bool, duck_type: str = "") 
     if col.type == "TIMESTAMP":
         if "TIME ZONE" in duck_type.upper():
             c = f"make_timestamp(epoch_us({c}))"  # the UTC wall clock, whatever the session zone
-        return f"epoch_ms({c})" if mode == "avatica" else f"strftime({c}, '%Y-%m-%dT%H:%M:%S.%gZ')"
+        if mode == "druid":
+            return f"strftime({c}, '%Y-%m-%dT%H:%M:%S.%gZ')"
+        # epoch_ms of the microsecond TIMESTAMP: DuckDB 2.0 cannot take epoch_ms of TIMESTAMP_MS (the
+        # Arrow timestamp[ms] of a normalised result), nor of TIMESTAMP_S / TIMESTAMP_NS.
+        return f"epoch_ms(CAST({c} AS TIMESTAMP))"
     if col.type == "DATE":
         if mode == "avatica":
             return f"CAST({c} - DATE '1970-01-01' AS INTEGER)"
