@@ -1,19 +1,46 @@
 # pm_notebook — every target installs what it needs first, so each works on a fresh machine.
+#
+# Python packages come from the lock file (uv.lock: every extra, every hash), installed by uv, itself pinned
+# with hashes in requirements/uv.txt and bootstrapped with the machine's pip into .tools/. `make lock` refreshes
+# the lock; `make test-oldest` / `make test-latest` run the suite on the two ends of pyproject.toml's ranges.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+TOOLS  := .tools
+UV     := $(TOOLS)/bin/uv
 PYTEST_ARGS ?=
+# the ends of the ranges: the oldest Python with the lowest direct dependencies, the newest with the newest
+OLDEST_PYTHON ?= python3.10
+LATEST_PYTHON ?= python3.13
 
-.PHONY: install system-deps lint docs test demo lab sandbox bench java-helper clean
+# uv uses the Python it is given and never downloads one; its venvs are where the Makefile says
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[all]'
+.PHONY: install system-deps lint docs test test-oldest test-latest lock demo lab sandbox bench java-helper clean
+
+$(UV): requirements/uv.txt
+	rm -rf $(TOOLS)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check --no-cache-dir --no-deps --require-hashes \
+	  --target $(TOOLS) -r requirements/uv.txt
+	touch $(UV)
+
+# exactly the locked set (--locked: a lock that no longer matches pyproject.toml is an error, never re-resolved)
+$(STAMP): pyproject.toml uv.lock $(UV)
+	$(UV) sync --quiet --locked --all-extras --python $(PYTHON)
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The test run imports most of the venv in every kernel it starts: bytecode compiled once (as pip does on
+# install), so no process compiles it again, and third-party sources are never compiled under pytest's -W error.
+$(VENV)/.compiled: $(STAMP)
+	$(UV) sync --quiet --locked --all-extras --python $(PYTHON) --compile-bytecode
+	touch $@
+
+lock: $(UV)
+	$(UV) lock --upgrade
 
 system-deps:
 	bash scripts/system-deps.sh
@@ -29,8 +56,24 @@ docs: install
 	$(BIN)/sphinx-build -W --keep-going -q -b html docs build/docs
 
 # -X faulthandler: a crash even after pytest's own reporting (at interpreter exit) prints every thread's stack.
-test: install system-deps lint docs
+test: install $(VENV)/.compiled system-deps lint docs
 	$(BIN)/python -X faulthandler -m pytest $(PYTEST_ARGS)
+
+# The suite on the lowest versions the ranges allow, and on today's newest releases (no lock), each in a venv
+# of its own (tests/shipping installs the wheel at the same versions).
+test-oldest: $(UV) system-deps
+	$(MAKE) _test-range RANGE_VENV=.venv-oldest RANGE_PYTHON=$(OLDEST_PYTHON) RESOLUTION=lowest-direct
+
+test-latest: $(UV) system-deps
+	$(MAKE) _test-range RANGE_VENV=.venv-latest RANGE_PYTHON=$(LATEST_PYTHON) RESOLUTION=highest
+
+_test-range:
+	rm -rf $(RANGE_VENV)
+	$(UV) venv --quiet --python $(RANGE_PYTHON) $(RANGE_VENV)
+	VIRTUAL_ENV=$(RANGE_VENV) $(UV) pip install --quiet --compile-bytecode --resolution $(RESOLUTION) \
+	  --no-config -e '.[all]'
+	VIRTUAL_ENV=$(RANGE_VENV) $(UV) pip list --format freeze | grep -iE '^(duckdb|pandas|pyarrow|numpy|sqlglot)=='
+	$(RANGE_VENV)/bin/python -X faulthandler -m pytest $(PYTEST_ARGS)
 
 demo: install
 	$(BIN)/python -m pm_notebook.demo
@@ -54,4 +97,4 @@ java-helper:
 	  && jar --create --file pm-columnar.jar -C build . && rm -rf build
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache test-artifacts
+	rm -rf $(VENV) .venv-oldest .venv-latest $(TOOLS) build dist *.egg-info .pytest_cache .ruff_cache test-artifacts

@@ -1,9 +1,11 @@
 """What we ship works outside the checkout: the sdist and wheel, a fresh venv, Binder's scripts.
 
-One module-scoped fresh virtual environment (pip installs from the registry; its cache is warm from
-``make install``) is filled in the order a user would: the wheel alone first (the client and ``%%pmsql``
-on the JVM-free path, with IPython beside it as in every Jupyter kernel), then the extras ``postBuild``
-installs. Every command runs outside the checkout, so ``import pm_notebook`` finds the installed package.
+One module-scoped fresh virtual environment is filled in the order a user would: the wheel alone first (the
+client and ``%%pmsql`` on the JVM-free path, with IPython beside it as in every Jupyter kernel), then the
+extras ``postBuild`` installs. uv resolves the wheel's own metadata, constrained to the versions of the venv
+this run uses (the lock under ``make test``, a range's end under ``make test-oldest`` / ``make test-latest``),
+so the wheel is proven installable and working at exactly the versions the suite tests. Every command runs
+outside the checkout, so ``import pm_notebook`` finds the installed package.
 """
 
 from __future__ import annotations
@@ -53,14 +55,31 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"wheel": next(out.glob("*.whl")), "sdist": next(out.glob("*.tar.gz")), "log": log}
 
 
+#: uv, installed in this run's venv by the test extra
+UV = str(Path(sys.executable).with_name("uv"))
+
+
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory, dist: dict[str, Path]) -> Path:
+def constraints(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The versions of every package in this run's venv, the checkout's own package left out."""
+    frozen = _run([UV, "pip", "freeze", "--python", sys.executable, "--exclude-editable"], cwd=ROOT).stdout
+    path = tmp_path_factory.mktemp("constraints") / "constraints.txt"
+    path.write_text("\n".join(line for line in frozen.splitlines() if not line.startswith("pm-notebook")))
+    return path
+
+
+def _install(venv: Path, constraints: Path, *requirements: str, cwd: Path) -> None:
+    """uv installs *requirements* into *venv* (made by the stdlib's venv, so pip is there too, as for a user)."""
+    cmd = [UV, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), "-c", str(constraints)]
+    _run([*cmd, *requirements], cwd=cwd, env=_clean_env(venv))
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory, dist: dict[str, Path], constraints: Path) -> Path:
     home = tmp_path_factory.mktemp("venv")
     path = home / "venv"
     _run([sys.executable, "-m", "venv", str(path)], cwd=home)
-    py = str(path / "bin" / "python")
-    env = _clean_env(path)
-    _run([py, "-m", "pip", "install", "--quiet", str(dist["wheel"]), "ipykernel"], cwd=home, env=env)
+    _install(path, constraints, str(dist["wheel"]), "ipykernel", cwd=home)
     return path
 
 
@@ -118,16 +137,12 @@ def test_the_wheel_alone_gives_the_client_and_pmsql_on_the_jvm_free_path(
 
 
 @pytest.fixture(scope="module")
-def binder_venv(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def binder_venv(venv: Path, constraints: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The venv after ``binder/postBuild``'s install (extras, not editable) plus a notebook runner."""
     home = tmp_path_factory.mktemp("binder")
-    env = _clean_env(venv)
     postbuild = (ROOT / "binder" / "postBuild").read_text()
     assert 'pip install --no-cache-dir ".[jdbc,notebook,sandbox,map]"' in postbuild
-    spec = f"pm-notebook[jdbc,notebook,sandbox,map] @ {ROOT.as_uri()}"
-    _run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", spec, "nbclient"], cwd=home, env=env
-    )
+    _install(venv, constraints, f"pm-notebook[jdbc,notebook,sandbox,map] @ {ROOT.as_uri()}", "nbclient", cwd=home)
     return venv
 
 
