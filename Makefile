@@ -11,8 +11,8 @@ TOOLS  := .tools
 UV     := $(TOOLS)/bin/uv
 PYTEST_ARGS ?=
 # the ends of the ranges: the oldest Python with the lowest direct dependencies, the newest with the newest
-OLDEST_PYTHON ?= python3.10
-LATEST_PYTHON ?= python3.13
+OLDEST_PYTHON ?= 3.10
+LATEST_PYTHON ?= 3.13
 
 # uv uses the Python it is given and never downloads one; its venvs are where the Makefile says
 export UV_PYTHON_DOWNLOADS := never
@@ -69,7 +69,7 @@ test-latest: $(UV) system-deps
 
 _test-range:
 	rm -rf $(RANGE_VENV)
-	$(UV) venv --quiet --python $(RANGE_PYTHON) $(RANGE_VENV)
+	$(UV) venv --quiet --python "$$(bash scripts/find-python.sh $(RANGE_PYTHON))" $(RANGE_VENV)
 	VIRTUAL_ENV=$(RANGE_VENV) $(UV) pip install --quiet --compile-bytecode --resolution $(RESOLUTION) \
 	  --no-config -e '.[all]'
 	VIRTUAL_ENV=$(RANGE_VENV) $(UV) pip list --format freeze | grep -iE '^(duckdb|pandas|pyarrow|numpy|sqlglot)=='

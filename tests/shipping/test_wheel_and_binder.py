@@ -69,7 +69,7 @@ def constraints(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _install(venv: Path, constraints: Path, *requirements: str, cwd: Path) -> None:
-    """uv installs *requirements* into *venv* (made by the stdlib's venv, so pip is there too, as for a user)."""
+    """uv installs *requirements* into *venv* (made by the stdlib's venv: pip is there too, as for a user)."""
     cmd = [UV, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), "-c", str(constraints)]
     _run([*cmd, *requirements], cwd=cwd, env=_clean_env(venv))
 
@@ -142,7 +142,9 @@ def binder_venv(venv: Path, constraints: Path, tmp_path_factory: pytest.TempPath
     home = tmp_path_factory.mktemp("binder")
     postbuild = (ROOT / "binder" / "postBuild").read_text()
     assert 'pip install --no-cache-dir ".[jdbc,notebook,sandbox,map]"' in postbuild
-    _install(venv, constraints, f"pm-notebook[jdbc,notebook,sandbox,map] @ {ROOT.as_uri()}", "nbclient", cwd=home)
+    _install(
+        venv, constraints, f"pm-notebook[jdbc,notebook,sandbox,map] @ {ROOT.as_uri()}", "nbclient", cwd=home
+    )
     return venv
 
 
