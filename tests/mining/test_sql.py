@@ -218,7 +218,7 @@ def test_case_groupings_and_periods() -> None:
     assert [period(x) for x in ("day", "p2w", "PT1H")] == ["P1D", "P2W", "PT1H"]
     with pytest.raises(ConfigurationError, match="not an ISO-8601 period"):
         period("fortnight")
-    assert period_ms("P1W") == 7 * 86_400_000
+    assert period_ms("P1W") == 7 * 86_400_000 and period_ms("P1DT1H30M") == 91_800_000
     with pytest.raises(ConfigurationError, match="fixed-length"):
         period_ms("P1M")
     assert '"duration" / 86400000 AS "bucket"' in cases.distribution(s, Filters(), "P1D").sql

@@ -86,7 +86,7 @@ def period_ms(iso: str) -> int:
     """The length of a fixed-length ISO period in milliseconds (months and years have none)."""
     m = _PERIOD.match(iso)
     assert m is not None
-    y, mo, w, d, _, h, mi, sec = (int(g[:-1]) if g and g[-1].isalpha() else 0 for g in m.groups())
+    y, mo, w, d, _, h, mi, sec = (int(g[:-1]) if g and g[0] != "T" else 0 for g in m.groups())
     if y or mo:
         raise ConfigurationError(f"A duration bucket must be fixed-length (weeks, days, hours), not {iso}.")
     return ((w * 7 + d) * 24 * 3600 + h * 3600 + mi * 60 + sec) * 1000
