@@ -6,6 +6,9 @@
    ``if TYPE_CHECKING:`` are ignored (they never run); imports inside functions count, because a lazy
    import is still a dependency. The stdlib-only leaves (``errors``, ``_secret``, ``_version``,
    ``_models``, ``_cells``) may be imported by any module; they themselves import nothing from the package.
+3. No import circle, not even through a type-only import: the graph of every import between modules
+   (those under ``if TYPE_CHECKING:`` included) has no cycle, and ``mining`` reaches the service only
+   through its own ``Source`` protocol, never by importing ``connection``.
 """
 
 from __future__ import annotations
@@ -61,8 +64,8 @@ RULES: dict[str, set[str]] = {
     # the offline result cache: files in, Arrow tables out; the connection decides when to use it
     "_cache": set(),
     "connection": {"config", "auth", "api", "lifecycle", "sql", "frames", "_http", "mining", "_cache"},
-    # process-mining answers: core, built on the Connection it is handed (imported for typing only);
-    # never IPython, widgets or the sandbox
+    # process-mining answers: core, run through the mining.Source protocol a Connection implements (never
+    # the connection itself, not even for typing); never IPython, widgets or the sandbox
     "mining.*": set(),
     "_context": set(),
     # the magics: a frontend over the client (sql only for its TRANSPORTS names, see the test below)
@@ -103,15 +106,16 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _package_imports(module: str, path: Path) -> set[str]:
-    """Package-relative names of the pm_notebook modules *module* imports (``from . import x`` resolved)."""
+def _package_imports(module: str, path: Path, *, type_only: bool = False) -> set[str]:
+    """Package-relative names of the pm_notebook modules *module* imports (``from . import x`` resolved);
+    those under ``if TYPE_CHECKING:`` too when *type_only*."""
     tree = ast.parse(path.read_text(), filename=str(path))
     is_pkg = path.name == "__init__.py"
     here = module.split(".") if is_pkg else module.split(".")[:-1]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if isinstance(node, ast.If) and _is_type_checking(node) and not type_only:
             for child in node.orelse:
                 visit(child)
             return
@@ -184,6 +188,75 @@ def test_the_magics_take_only_the_transport_names_from_sql() -> None:
             ):
                 taken.setdefault(module, set()).add("the sql package itself")
     assert taken and all(names == {"TRANSPORTS"} for names in taken.values()), taken
+
+
+def _module_of(target: str) -> str:
+    """The module an imported name lives in (``mining.ProcessLog`` -> ``mining``)."""
+    while target not in MODULES and "." in target:
+        target = target.rsplit(".", 1)[0]
+    return target
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """module -> the package modules it imports, type-only imports included."""
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        targets = {_module_of(t) for t in _package_imports(module, path, type_only=True)}
+        graph[module] = {t for t in targets if t in MODULES and t != module}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle (as a path back to its start) per strongly connected component with more than one node."""
+    found: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def walk(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                found.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in state:
+                walk(nxt)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            walk(node)
+    return found
+
+
+def test_no_import_circle() -> None:
+    """No chain of imports (type-only ones included) leads from a module back to itself."""
+    assert _cycles(_import_graph()) == []
+
+
+def test_mining_never_imports_the_connection() -> None:
+    """``mining`` runs its SQL through its own ``Source`` protocol, so it does not know ``connection``."""
+    for module, path in MODULES.items():
+        if module.split(".")[0] == "mining":
+            assert "connection" not in {_module_of(t) for t in _package_imports(module, path, type_only=True)}
+
+
+def test_the_circle_checks_can_fail(tmp_path: Path) -> None:
+    """A type-only import back is a circle, and the cycle finder reports it."""
+    fake = tmp_path / "_log.py"
+    fake.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..connection import Connection\n"
+    )
+    assert _package_imports("mining._log", fake) == set()
+    assert _package_imports("mining._log", fake, type_only=True) == {"connection"}
+    graph = {
+        "connection": {"mining"},
+        "mining": {"mining._log"},
+        "mining._log": {"connection"},
+        "errors": set(),
+    }
+    assert _cycles(graph) == [["connection", "mining", "mining._log", "connection"]]
+    assert _cycles({**graph, "mining._log": {"errors"}}) == []
 
 
 def test_sandbox_never_sees_the_client_protocol() -> None:

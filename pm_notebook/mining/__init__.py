@@ -1,8 +1,11 @@
 """Process-mining answers computed by Druid SQL: :class:`ProcessLog` (``conn.mining(project)``) and
 :class:`ProcessMap` (``log.process_map()``).
 
-Core module: it builds on a :class:`~pm_notebook.Connection` it is handed and knows nothing of IPython,
-widgets or the sandbox (the interactive map explorer lives in :mod:`pm_notebook.widgets`).
+Core module: it runs its SQL through a :class:`Source` it is handed (a :class:`~pm_notebook.Connection`
+is one) and imports neither the connection nor IPython, widgets or the sandbox (the interactive map
+explorer lives in :mod:`pm_notebook.widgets`). Inside: ``_sql/`` writes each answer's statements as pure
+functions of the project's :class:`Schema` and the log's filters (``_filters``); ``_log`` checks
+arguments, runs the statements and shapes the results; ``_map`` draws the process map.
 """
 
 from __future__ import annotations
@@ -10,5 +13,6 @@ from __future__ import annotations
 from ._log import ProcessLog
 from ._map import ProcessMap, format_duration, render
 from ._schema import Schema
+from ._source import Source
 
-__all__ = ["ProcessLog", "ProcessMap", "Schema", "format_duration", "render"]
+__all__ = ["ProcessLog", "ProcessMap", "Schema", "Source", "format_duration", "render"]

@@ -116,6 +116,10 @@ def test_duration_distribution(log, raw):
     expected = (cases["duration"] // 86_400_000).value_counts().sort_index()
     assert list(got["from"]) == [pd.Timedelta(days=int(d)) for d in expected.index]
     assert list(got["cases"]) == list(expected)
+    hours = log.distribution("PT12H")  # a bucket with a time part
+    expected = (cases["duration"] // 43_200_000).value_counts().sort_index()
+    assert list(hours["to"]) == [pd.Timedelta(hours=12 * (int(h) + 1)) for h in expected.index]
+    assert list(hours["cases"]) == list(expected)
 
 
 def test_activities(log, raw):

@@ -1,0 +1,244 @@
+"""Case filters as values, and :class:`Filters`, the set of them a log carries, which writes their SQL.
+
+Every filter is a *case* filter: a case is in or out as a whole. On the cases table a filter is a plain
+``WHERE`` condition; on the task (``vertex``) and transition (``edge``) tables a filter on columns those
+tables share (the variant keys) is applied directly and any other one becomes
+``caseid IN (SELECT caseid FROM <cases> WHERE ...)``. Excluded cases (the ``<pid>_excluded_cases`` lookup)
+are left out unless asked for, with ``caseid NOT IN (...)`` over the (small) excluded set when no other case
+filter needs a semi-join. Druid materialises a semi-join's subquery (``maxSubqueryRows``, 100,000 rows by
+default), so filters that keep more cases than that need a raised limit on a real cluster.
+
+A new filter is a frozen dataclass with a ``label`` and a ``render(schema, kind)``; the values it holds are
+already checked (:class:`~pm_notebook.mining.ProcessLog` checks what the user passed).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ._schema import Schema
+from ._sql._base import END, Fragment, placeholders
+
+__all__ = [
+    "CaseFilter",
+    "CompletedByLookup",
+    "Condition",
+    "EndsWith",
+    "Filters",
+    "StartedBetween",
+    "VariantsIn",
+    "WithActivity",
+]
+
+
+class CaseFilter(ABC):
+    """One case filter: a label (for ``repr``) and its SQL on each table kind."""
+
+    @property
+    @abstractmethod
+    def label(self) -> str:
+        """How ``repr(log)`` names the filter."""
+
+    @abstractmethod
+    def render(self, schema: Schema, kind: str) -> Fragment | None:
+        """The condition on the *kind* table (``cases``, ``vertex``, ``edge``), or ``None`` when that table
+        cannot express it (then the cases-table form is applied through a ``caseid`` semi-join). Every
+        filter has a cases-table form."""
+
+
+@dataclass(frozen=True)
+class Condition(CaseFilter):
+    """A Druid SQL condition on the cases table with its ``?`` parameters (``log.where``)."""
+
+    condition: str
+    params: tuple[Any, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"where {self.condition}"
+
+    def render(self, schema: Schema, kind: str) -> Fragment | None:
+        return (f"({self.condition})", self.params) if kind == "cases" else None
+
+
+@dataclass(frozen=True)
+class StartedBetween(CaseFilter):
+    """Cases that started in ``[start, end)``; either bound may be ``None`` (``log.between``)."""
+
+    start: dt.datetime | None
+    end: dt.datetime | None
+
+    @property
+    def label(self) -> str:
+        return f"started in [{self.start}, {self.end})"
+
+    def render(self, schema: Schema, kind: str) -> Fragment | None:
+        if kind != "cases":
+            return None
+        t = schema.col("cases", "time")
+        conds, values = [], []
+        if self.start is not None:
+            conds.append(f"{t} >= ?")
+            values.append(self.start)
+        if self.end is not None:
+            conds.append(f"{t} < ?")
+            values.append(self.end)
+        return "(" + " AND ".join(conds) + ")", tuple(values)
+
+
+@dataclass(frozen=True)
+class VariantsIn(CaseFilter):
+    """Cases of the given variant keys; with ``by="model"`` also model variant names (``Variant 1``) through
+    the ``<pid>_variant_name`` lookup when the project has it (``log.variants_in``)."""
+
+    values: tuple[str, ...]
+    by: str = "process"  # "process" (exact sequence) or "model"
+
+    @property
+    def label(self) -> str:
+        return f"{self.by} variant in {list(self.values)}"
+
+    def render(self, schema: Schema, kind: str) -> Fragment | None:
+        col = schema.col(kind, "model" if self.by == "model" else "variant")
+        cond = f"{col} IN ({placeholders(len(self.values))})"
+        names = schema.lookup("_variant_name") if self.by == "model" else None
+        if names is None:
+            return f"({cond})", self.values
+        named = f"LOOKUP({col}, '{names}') IN ({placeholders(len(self.values))})"
+        return f"({cond} OR {named})", self.values * 2
+
+
+@dataclass(frozen=True)
+class WithActivity(CaseFilter):
+    """Cases in which *activity* was executed at least once (``log.with_activity``)."""
+
+    activity: str
+
+    @property
+    def label(self) -> str:
+        return f"with activity {self.activity!r}"
+
+    def render(self, schema: Schema, kind: str) -> Fragment | None:
+        if kind != "cases":
+            return None
+        if schema.has("cases", "activities"):
+            return f"MV_CONTAINS({schema.col('cases', 'activities')}, ?)", (self.activity,)
+        sub = (
+            f"SELECT {schema.col('vertex', 'case')} FROM {schema.table('vertex')} "
+            f"WHERE {schema.col('vertex', 'activity')} = ?"
+        )
+        return f"{schema.col('cases', 'case')} IN ({sub})", (self.activity,)
+
+
+@dataclass(frozen=True)
+class CompletedByLookup(CaseFilter):
+    """Completed cases by the project's ``<pid>_cases_is_completed`` lookup (``case_version`` →
+    ``"true"``)."""
+
+    lookup: str
+
+    @property
+    def label(self) -> str:
+        return "completed (lookup)"
+
+    def render(self, schema: Schema, kind: str) -> Fragment | None:
+        if kind != "cases":
+            return None
+        return f"LOOKUP({schema.col('cases', 'case_version')}, '{self.lookup}') = 'true'", ()
+
+
+@dataclass(frozen=True)
+class EndsWith(CaseFilter):
+    """Cases whose last activity (the source of their transition to END) is one of *activities*
+    (``log.completed_only([...])``)."""
+
+    activities: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"completed (ends with {list(self.activities)})"
+
+    def render(self, schema: Schema, kind: str) -> Fragment | None:
+        if kind != "cases":
+            return None
+        sub = (
+            f"SELECT {schema.col('edge', 'case')} FROM {schema.table('edge')} "
+            f"WHERE {schema.col('edge', 'target')} = '{END}' "
+            f"AND {schema.col('edge', 'source')} IN ({placeholders(len(self.activities))})"
+        )
+        return f"{schema.col('cases', 'case')} IN ({sub})", self.activities
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The case filters of a log, in the order they were added, and whether excluded cases count.
+
+    Immutable: :meth:`add` and :meth:`with_excluded` return new values. :meth:`where` writes the ``WHERE``
+    clause of a query on one table kind.
+    """
+
+    cases: tuple[CaseFilter, ...] = ()
+    include_excluded: bool = False
+
+    def add(self, case_filter: CaseFilter) -> Filters:
+        """These filters and *case_filter*."""
+        return replace(self, cases=(*self.cases, case_filter))
+
+    def with_excluded(self, include: bool) -> Filters:
+        """These filters, with the excluded cases included (or not)."""
+        return replace(self, include_excluded=include)
+
+    def describe(self) -> str:
+        """What the filters keep, for ``repr``: ``"all cases"`` when nothing is filtered."""
+        parts = [f.label for f in self.cases]
+        if self.include_excluded:
+            parts.append("including excluded cases")
+        return "; ".join(parts) if parts else "all cases"
+
+    def where(self, schema: Schema, kind: str, *extra: Fragment) -> Fragment:
+        """``" WHERE ..."`` (or ``""``) for a query on the *kind* table: the filters, the current case
+        versions, the exclusions, then the answer's own *extra* conditions; parameters in text order."""
+        direct: list[Fragment] = []
+        case_level: list[Fragment] = []
+        for f in self.cases:
+            built = f.render(schema, kind)
+            if built is not None:
+                direct.append(built)
+            else:
+                on_cases = f.render(schema, "cases")
+                if on_cases is None:  # every filter has a cases-table form (see CaseFilter.render)
+                    raise TypeError(f"filter {f.label!r} cannot be written on the cases table")
+                case_level.append(on_cases)
+        excluded = None if self.include_excluded else schema.lookup("_excluded_cases")
+        version = schema.col("cases", "case_version")
+        # The lookup named like the project maps outdated case versions (a later file brought more events of
+        # the case) to the current one: IS NULL keeps each case once, in its current version.
+        outdated = schema.lookup("")
+        current = (f"LOOKUP({version}, '{outdated}') IS NULL", ())
+        not_excluded = (f"LOOKUP({version}, '{excluded}') IS NULL", ())
+        if kind == "cases":
+            if outdated:
+                direct.append(current)
+            if excluded:
+                direct.append(not_excluded)
+        elif case_level:
+            if outdated:
+                case_level.append(current)
+            if excluded:
+                case_level.append(not_excluded)
+            inner = " AND ".join(s for s, _ in case_level)
+            sub = f"SELECT {schema.col('cases', 'case')} FROM {schema.table('cases')} WHERE {inner}"
+            direct.append((f"{schema.col(kind, 'case')} IN ({sub})", sum((p for _, p in case_level), ())))
+        elif excluded:
+            sub = (
+                f"SELECT {schema.col('cases', 'case')} FROM {schema.table('cases')} "
+                f"WHERE LOOKUP({version}, '{excluded}') IS NOT NULL"
+            )
+            direct.append((f"{schema.col(kind, 'case')} NOT IN ({sub})", ()))
+        parts = [*direct, *extra]
+        if not parts:
+            return "", ()
+        return " WHERE " + " AND ".join(s for s, _ in parts), sum((p for _, p in parts), ())

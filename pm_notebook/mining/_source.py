@@ -1,0 +1,38 @@
+"""What a :class:`~pm_notebook.mining.ProcessLog` needs of the service: the :class:`Source` protocol.
+
+:class:`pm_notebook.Connection` implements it (``conn.mining(project)`` hands itself over); so can anything
+else that runs Druid SQL, which is how the mining package stays free of the connection (no import of it,
+not even for typing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from .._models import Project
+
+__all__ = ["Source"]
+
+
+class Source(Protocol):
+    """Runs Druid SQL and lists the workgroup's projects."""
+
+    def query(self, sql: str, params: Any = None) -> pd.DataFrame:
+        """Run *sql* with its ``?`` *params* and return a typed DataFrame."""
+        ...
+
+    def query_chunks(self, sql: str, params: Any = None, *, chunk_rows: int = ...) -> Iterator[pd.DataFrame]:
+        """Run *sql* and yield DataFrames of at most *chunk_rows* rows as they are fetched."""
+        ...
+
+    def resolve_transport(self, name: str | None = None) -> str:
+        """The transport the statements go through (for ``df.attrs["transport"]``)."""
+        ...
+
+    def projects(self) -> list[Project]:
+        """The workgroup's projects (to find a project by id or name)."""
+        ...

@@ -1,0 +1,17 @@
+"""The SQL of every process-mining answer, as pure functions of (schema, filters, arguments).
+
+Each builder returns the :class:`~._base.Statement` (SQL text and ``?`` parameters, in text order) that an
+answer runs, and does nothing else: no query, no pandas. :class:`~pm_notebook.mining.ProcessLog` runs the
+statements and shapes their results. One module per family of answers:
+
+- :mod:`._base`: ``Statement``, the quantile function, ISO periods, START/END;
+- :mod:`.stats`: the per-activity (node) and per-transition (edge) statistics, shared by ``activities()``,
+  ``transitions()``, ``bottlenecks()`` and ``process_map()``;
+- :mod:`.cases`: answers over the cases table (``summary``, ``throughput``, ``distribution``,
+  ``cases_over_time``, the case count);
+- :mod:`.variants`, :mod:`.rework`, :mod:`.conformance`, :mod:`.events`: one answer (family) each.
+
+Only Druid SQL is written: no window functions, no DuckDB-isms, non-aggregating queries ordered by
+``__time`` only, joins only as ``IN (subquery)`` semi-joins on ``caseid`` (see
+:class:`~pm_notebook.mining._filters.Filters`).
+"""

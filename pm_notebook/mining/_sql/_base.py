@@ -1,0 +1,92 @@
+"""What every answer's SQL shares: the statement value, the quantile function, ISO periods, START/END."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import ConfigurationError
+
+__all__ = [
+    "END",
+    "PERIOD_ALIASES",
+    "QUANTILE",
+    "START",
+    "Fragment",
+    "Statement",
+    "is_period",
+    "period",
+    "period_ms",
+    "placeholders",
+    "qname",
+    "quantile",
+]
+
+#: the pseudo-activities the transitions table uses for a case's start and end
+START, END = "START", "END"
+#: Druid's quantile aggregator (DataSketches quantiles sketch: approximate on a real cluster, within the
+#: sketch's error, about 1 % at the default size); every quantile an answer computes goes through it
+QUANTILE = "APPROX_QUANTILE_DS"
+
+#: a piece of SQL and its ``?`` parameters, in text order
+Fragment = tuple[str, tuple[Any, ...]]
+
+_PERIOD = re.compile(r"^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$")
+PERIOD_ALIASES = {
+    "hour": "PT1H",
+    "day": "P1D",
+    "week": "P1W",
+    "month": "P1M",
+    "quarter": "P3M",
+    "year": "P1Y",
+}
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One SQL statement and the values of its ``?`` placeholders, in text order."""
+
+    sql: str
+    params: tuple[Any, ...] = ()
+
+
+def quantile(q: float, column: str) -> str:
+    """The aggregate for the *q* quantile of *column*."""
+    return f"{QUANTILE}({column}, {q})"
+
+
+def qname(q: float) -> str:
+    """The column name of the *q* quantile: ``p10``, ``p50``, ``p99_9``."""
+    text = f"{q * 100:g}".replace(".", "_")
+    return f"p{text}"
+
+
+def placeholders(n: int) -> str:
+    """``?, ?, ?`` for *n* values."""
+    return ", ".join("?" * n)
+
+
+def is_period(text: str) -> bool:
+    """Whether *text* names a period (an alias such as ``"week"`` or an ISO-8601 period)."""
+    return text.lower() in PERIOD_ALIASES or bool(_PERIOD.match(text.upper()))
+
+
+def period(freq: str) -> str:
+    """The ISO-8601 period *freq* names (``"week"`` → ``P1W``); :class:`ConfigurationError` otherwise."""
+    value = PERIOD_ALIASES.get(str(freq).lower(), str(freq).upper())
+    if not _PERIOD.match(value):
+        raise ConfigurationError(
+            f"{freq!r} is not an ISO-8601 period.", hint="Use e.g. 'P1D', 'P1W', 'P1M' or 'week'."
+        )
+    return value
+
+
+def period_ms(iso: str) -> int:
+    """The length of a fixed-length ISO period in milliseconds (months and years have none)."""
+    m = _PERIOD.match(iso)
+    assert m is not None
+    y, mo, w, d, _, h, mi, sec = (int(g[:-1]) if g and g[0] != "T" else 0 for g in m.groups())
+    if y or mo:
+        raise ConfigurationError(f"A duration bucket must be fixed-length (weeks, days, hours), not {iso}.")
+    return ((w * 7 + d) * 24 * 3600 + h * 3600 + mi * 60 + sec) * 1000

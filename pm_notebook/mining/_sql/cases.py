@@ -1,0 +1,101 @@
+"""Answers over the cases table (one row per case): the case count, ``summary``, ``throughput``,
+``distribution`` and ``cases_over_time``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...errors import ConfigurationError
+from .._filters import Filters
+from .._schema import Schema, quote
+from ._base import Statement, is_period, period, period_ms, qname, quantile
+
+__all__ = ["cases_over_time", "distribution", "group_key", "summary", "throughput", "total_cases"]
+
+
+def total_cases(schema: Schema, filters: Filters) -> Statement:
+    """``cases``: how many cases the filters keep."""
+    where, params = filters.where(schema, "cases")
+    return Statement(f'SELECT COUNT(*) AS "cases" FROM {schema.table("cases")}{where}', params)
+
+
+def summary(schema: Schema, filters: Filters) -> tuple[Statement, Statement, Statement]:
+    """Three one-row statements: the case statistics (cases, mean/median/p90 throughput, cases with rework,
+    first event, last end in ms), the event count and the variant count."""
+    d, t, end = schema.col("cases", "duration"), schema.col("cases", "time"), schema.col("cases", "end")
+    where_c, pc = filters.where(schema, "cases")
+    rework = schema.col("cases", "rework")
+    sql_cases = (
+        f'SELECT COUNT(*) AS "cases", AVG(CAST({d} AS DOUBLE)) AS "mean_throughput", '
+        f'{quantile(0.5, d)} AS "median_throughput", {quantile(0.9, d)} AS "p90_throughput", '
+        f'SUM(CASE WHEN {rework} > 0 THEN 1 ELSE 0 END) AS "rework_cases", '
+        f'MIN({t}) AS "first_event", MAX({end}) AS "last_event_ms" FROM {schema.table("cases")}{where_c}'
+    )
+    where_v, pv = filters.where(schema, "vertex")
+    sql_events = f'SELECT COUNT(*) AS "events" FROM {schema.table("vertex")}{where_v}'
+    key = schema.col("cases", "variant")
+    sql_variants = (
+        f'SELECT COUNT(*) AS "variants" FROM '
+        f"(SELECT {key} FROM {schema.table('cases')}{where_c} GROUP BY {key})"
+    )
+    return Statement(sql_cases, pc), Statement(sql_events, pv), Statement(sql_variants, pc)
+
+
+def group_key(schema: Schema, by: str | None) -> tuple[str | None, str, str]:
+    """``(expression, column name, ORDER BY)`` of a case grouping: ``None`` (no grouping), ``"variant"``
+    or ``"process"``, ``"model"``, a period (by case start) or a case dimension."""
+    if by is None:
+        return None, "", ""
+    if not isinstance(by, str) or not by.strip():
+        raise ConfigurationError(f"by must be None, 'variant', a period or a dimension name, got {by!r}.")
+    if by in ("variant", "process"):
+        return schema.col("cases", "variant"), "variant", "cases DESC, variant"
+    if by == "model":
+        return schema.col("cases", "model"), "model", "cases DESC, model"
+    if is_period(by):
+        return f"TIME_FLOOR({schema.col('cases', 'time')}, '{period(by)}')", "period", '"period"'
+    return schema.dimension("cases", by), by, f"cases DESC, {quote(by)}"
+
+
+def throughput(schema: Schema, filters: Filters, by: str | None, quantiles: Sequence[float]) -> Statement:
+    """Case duration statistics (``cases``, ``mean``, ``min``, one ``p<q>`` per quantile, ``max``), for the
+    whole log or per :func:`group_key` of *by*."""
+    d = schema.col("cases", "duration")
+    key, label, order = group_key(schema, by)
+    where, params = filters.where(schema, "cases")
+    qcols = ", ".join(f'{quantile(q, d)} AS "{qname(q)}"' for q in quantiles)
+    select_key = f"{key} AS {quote(label)}, " if key else ""
+    group = f" GROUP BY {key} ORDER BY {order}" if key else ""
+    sql = (
+        f'SELECT {select_key}COUNT(*) AS "cases", AVG(CAST({d} AS DOUBLE)) AS "mean", MIN({d}) AS "min", '
+        f'{qcols}, MAX({d}) AS "max" FROM {schema.table("cases")}{where}{group}'
+    )
+    return Statement(sql, params)
+
+
+def distribution(schema: Schema, filters: Filters, bucket: str) -> Statement:
+    """Cases per duration ``bucket`` number (duration // the length of the ISO period *bucket*)."""
+    width = period_ms(bucket)
+    d = schema.col("cases", "duration")
+    where, params = filters.where(schema, "cases")
+    sql = (
+        f'SELECT {d} / {width} AS "bucket", COUNT(*) AS "cases" FROM {schema.table("cases")}{where} '
+        f"GROUP BY {d} / {width} ORDER BY bucket"
+    )
+    return Statement(sql, params)
+
+
+def cases_over_time(schema: Schema, filters: Filters, freq: str) -> tuple[Statement, Statement]:
+    """Cases ``started`` per ISO period *freq* (by start time), and cases ``finished`` per period (by end)."""
+    t, end = schema.col("cases", "time"), schema.col("cases", "end")
+    where, params = filters.where(schema, "cases")
+    sql_start = (
+        f'SELECT TIME_FLOOR({t}, \'{freq}\') AS "period", COUNT(*) AS "started" FROM {schema.table("cases")}'
+        f"{where} GROUP BY TIME_FLOOR({t}, '{freq}') ORDER BY \"period\""
+    )
+    fin = f"TIME_FLOOR(MILLIS_TO_TIMESTAMP({end}), '{freq}')"
+    sql_end = (
+        f'SELECT {fin} AS "period", COUNT(*) AS "finished" FROM {schema.table("cases")}{where} '
+        f'GROUP BY {fin} ORDER BY "period"'
+    )
+    return Statement(sql_start, params), Statement(sql_end, params)

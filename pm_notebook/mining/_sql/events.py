@@ -1,0 +1,49 @@
+"""The events of a log with pm4py's column names (``to_pm4py()``, ``iter_events()``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .._filters import Filters
+from .._schema import Schema, quote
+from ._base import Statement
+
+__all__ = ["dimensions", "events"]
+
+
+def dimensions(schema: Schema, chosen: Iterable[str] | str | None) -> list[tuple[str, str]]:
+    """``(column, output name)`` of the task dimensions to export: ``"all"`` (every ``*_lpkr`` and
+    ``detail_<n>_lpkr_*`` column), ``None`` (none) or the named ones; ``resource`` becomes
+    ``org:resource``."""
+    columns = schema.columns["vertex"]
+    if chosen is None:
+        return []
+    if chosen == "all":
+        found = [c for c in columns if re.search(r"_lpkr$|^detail_\d+_lpkr_", c.lower())]
+    else:
+        if isinstance(chosen, str):
+            chosen = [chosen]
+        found = [schema.dimension("vertex", d).strip('"').replace('""', '"') for d in chosen]
+    out = []
+    for c in found:
+        name = re.sub(r"^detail_\d+_lpkr_|_lpkr$", "", c, flags=re.IGNORECASE)
+        out.append((c, "org:resource" if name.lower() == "resource" else name))
+    return out
+
+
+def events(schema: Schema, filters: Filters, chosen: Iterable[str] | str | None = "all") -> Statement:
+    """One row per task: ``case:concept:name``, ``concept:name``, ``time:timestamp`` (the task's end),
+    ``start_timestamp`` and the :func:`dimensions` *chosen*."""
+    case, act = schema.col("vertex", "case"), schema.col("vertex", "activity")
+    t, end = schema.col("vertex", "time"), schema.col("vertex", "end")
+    cols = [
+        f'{case} AS "case:concept:name"',
+        f'{act} AS "concept:name"',
+        f'MILLIS_TO_TIMESTAMP({end}) AS "time:timestamp"',
+        f'{t} AS "start_timestamp"',
+    ]
+    for column, name in dimensions(schema, chosen):
+        cols.append(f"{quote(column)} AS {quote(name)}")
+    where, params = filters.where(schema, "vertex")
+    return Statement(f"SELECT {', '.join(cols)} FROM {schema.table('vertex')}{where}", params)

@@ -1,0 +1,261 @@
+"""The SQL builders of ``mining/_sql`` and the filters of ``mining/_filters`` with plain values: a schema and
+filters in, SQL text and parameters out, no service. (``test_answers.py`` runs the same statements against
+the sandbox and checks their results against pandas.)"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import pytest
+
+from pm_notebook import ConfigurationError, SchemaError
+from pm_notebook.mining import Schema
+from pm_notebook.mining._filters import (
+    CompletedByLookup,
+    Condition,
+    EndsWith,
+    Filters,
+    StartedBetween,
+    VariantsIn,
+    WithActivity,
+)
+from pm_notebook.mining._sql import cases, conformance, events, rework, stats, variants
+from pm_notebook.mining._sql._base import QUANTILE, Statement, period, period_ms, qname, quantile
+
+SHARED = {"__time": "TIMESTAMP", "enddate": "BIGINT", "duration": "BIGINT", "caseid": "VARCHAR"}
+SHARED |= {"graphkey": "VARCHAR", "processkey": "VARCHAR"}
+COLUMNS = {
+    "cases": {**SHARED, "case_version": "VARCHAR", "rework": "BIGINT", "supplier_lpkr": "VARCHAR"},
+    "vertex": {
+        **SHARED,
+        "vertex_name": "VARCHAR",
+        "total_occurences_by_caseid": "BIGINT",
+        "resource_lpkr": "VARCHAR",
+        "detail_3_lpkr_company_code": "VARCHAR",
+    },
+    "edge": {**SHARED, "source_vertex_name": "VARCHAR", "destination_vertex_name": "VARCHAR"},
+}
+TABLES = {"cases": "p-1", "vertex": "p-1_vertex", "edge": "p-1_edge"}
+EXCLUDED = "LOOKUP(\"case_version\", 'p-1_excluded_cases') IS NULL"
+
+
+def schema(*lookups: str, cases_columns: dict[str, str] | None = None) -> Schema:
+    """The project ``p-1`` with the lookups ``p-1<suffix>`` for each suffix in *lookups*."""
+    columns = {**COLUMNS, "cases": cases_columns or COLUMNS["cases"]}
+    return Schema("p-1", TABLES, columns, frozenset(f"p-1{s}" for s in lookups))
+
+
+def placeholders(sql: str) -> int:
+    """``?`` outside quoted strings and identifiers."""
+    return re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", "", sql).count("?")
+
+
+# --- filters ---------------------------------------------------------------------------------------
+def test_no_filter_and_no_lookup_is_no_where_clause() -> None:
+    assert Filters().where(schema(), "cases") == ("", ())
+    assert Filters().where(schema(), "edge", ("x > ?", (1,))) == (" WHERE x > ?", (1,))
+
+
+def test_excluded_cases_are_left_out_on_every_table_unless_included() -> None:
+    s = schema("_excluded_cases")
+    assert Filters().where(s, "cases") == (f" WHERE {EXCLUDED}", ())
+    sql, params = Filters().where(s, "vertex")
+    assert sql == (
+        ' WHERE "caseid" NOT IN (SELECT "caseid" FROM "p-1" '
+        "WHERE LOOKUP(\"case_version\", 'p-1_excluded_cases') IS NOT NULL)"
+    )
+    assert params == ()
+    assert Filters(include_excluded=True).where(s, "vertex") == ("", ())
+
+
+def test_a_case_filter_becomes_a_semi_join_on_the_task_and_transition_tables() -> None:
+    s = schema("_excluded_cases", "")  # "" is the lookup of outdated case versions, named like the project
+    f = Filters().add(Condition("rework > ?", (2,)))
+    assert f.where(s, "cases") == (
+        f" WHERE (rework > ?) AND LOOKUP(\"case_version\", 'p-1') IS NULL AND {EXCLUDED}",
+        (2,),
+    )
+    sql, params = f.where(s, "edge", ('"duration" > ?', (5,)))
+    assert sql == (
+        ' WHERE "caseid" IN (SELECT "caseid" FROM "p-1" WHERE (rework > ?) '
+        f'AND LOOKUP("case_version", \'p-1\') IS NULL AND {EXCLUDED}) AND "duration" > ?'
+    )
+    assert params == (2, 5)  # in text order: the filter's, then the answer's own
+
+
+def test_variant_filters_apply_directly_on_every_table() -> None:
+    f = Filters(include_excluded=True).add(VariantsIn(("k1", "k2")))
+    for kind in ("cases", "vertex", "edge"):
+        assert f.where(schema(), kind) == (' WHERE ("processkey" IN (?, ?))', ("k1", "k2"))
+    named = VariantsIn(("Variant 1",), by="model").render(schema("_variant_name"), "edge")
+    assert named == (
+        '("graphkey" IN (?) OR LOOKUP("graphkey", \'p-1_variant_name\') IN (?))',
+        ("Variant 1", "Variant 1"),
+    )
+
+
+def test_each_filter_writes_its_cases_table_condition() -> None:
+    s = schema()
+    start = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
+    assert StartedBetween(start, None).render(s, "cases") == ('("__time" >= ?)', (start,))
+    assert StartedBetween(None, start).render(s, "vertex") is None
+    assert WithActivity("Pay").render(s, "cases") == (
+        '"caseid" IN (SELECT "caseid" FROM "p-1_vertex" WHERE "vertex_name" = ?)',
+        ("Pay",),
+    )
+    with_list = schema(cases_columns={**COLUMNS["cases"], "distinct_vertices": "ARRAY<STRING>"})
+    assert WithActivity("Pay").render(with_list, "cases") == ('MV_CONTAINS("distinct_vertices", ?)', ("Pay",))
+    assert CompletedByLookup("p-1_cases_is_completed").render(s, "cases") == (
+        "LOOKUP(\"case_version\", 'p-1_cases_is_completed') = 'true'",
+        (),
+    )
+    assert EndsWith(("Pay", "Close")).render(s, "cases") == (
+        '"caseid" IN (SELECT "caseid" FROM "p-1_edge" WHERE "destination_vertex_name" = \'END\' '
+        'AND "source_vertex_name" IN (?, ?))',
+        ("Pay", "Close"),
+    )
+
+
+def test_filters_are_values() -> None:
+    base = Filters()
+    added = base.add(WithActivity("Pay")).add(Condition("rework > 0"))
+    assert base == Filters() and base.describe() == "all cases"
+    assert added == Filters((WithActivity("Pay"), Condition("rework > 0")))
+    assert (
+        added.with_excluded(True).describe()
+        == "with activity 'Pay'; where rework > 0; including excluded cases"
+    )
+    with pytest.raises(AttributeError):
+        added.include_excluded = True  # type: ignore[misc]
+
+
+# --- the builders -------------------------------------------------------------------------------------
+FILTERS = [
+    Filters(),
+    Filters(include_excluded=True),
+    Filters().add(Condition("supplier_lpkr = ? AND duration > ?", ("Acme", 9))).add(VariantsIn(("k",))),
+    Filters().add(WithActivity("Pay")).add(EndsWith(("Pay",))).add(VariantsIn(("V1",), by="model")),
+]
+
+
+def every_statement(s: Schema, f: Filters) -> list[Statement]:
+    return [
+        cases.total_cases(s, f),
+        *cases.summary(s, f),
+        cases.throughput(s, f, None, [0.5]),
+        cases.throughput(s, f, "month", [0.1, 0.9]),
+        cases.throughput(s, f, "supplier", [0.5]),
+        cases.distribution(s, f, "P1D"),
+        *cases.cases_over_time(s, f, "P1W"),
+        variants.variants(s, f, 5),
+        variants.variants(s, f, 5, "model"),
+        variants.sequences(s, ["c1", "c2"]),
+        stats.node_stats(s, f),
+        stats.transitions(s, f),
+        stats.bottlenecks(s, f, 3, "p90"),
+        rework.rework_by_activity(s, f),
+        rework.rework_by_case(s, f, 10),
+        *conformance.deviations(s, f, [("A", "B")]),
+        events.events(s, f),
+    ]
+
+
+@pytest.mark.parametrize("filters", FILTERS, ids=["none", "with-excluded", "condition+variant", "mixed"])
+def test_every_statement_binds_each_placeholder_and_stays_druid_sql(filters: Filters) -> None:
+    s = schema("_excluded_cases", "", "_variant_name")
+    for statement in every_statement(s, filters):
+        assert placeholders(statement.sql) == len(statement.params), statement.sql
+        assert statement.sql.startswith("SELECT ")
+        # Druid SQL only: no window functions, joins only as IN (subquery) semi-joins
+        assert not re.search(r"\bOVER\b|\bJOIN\b|\bQUANTILE_CONT\b", statement.sql), statement.sql
+
+
+def test_the_quantile_function_is_named_in_one_place() -> None:
+    assert quantile(0.9, '"duration"') == f'{QUANTILE}("duration", 0.9)'
+    assert [qname(q) for q in (0.1, 0.5, 0.999)] == ["p10", "p50", "p99_9"]
+    mining = Path(__file__).resolve().parents[2] / "pm_notebook" / "mining"
+    naming = [
+        p.relative_to(mining).as_posix() for p in mining.rglob("*.py") if "APPROX_QUANTILE" in p.read_text()
+    ]
+    assert naming == ["_sql/_base.py"]
+    statement = cases.throughput(schema(), Filters(), None, [0.25])
+    assert f'{QUANTILE}("duration", 0.25) AS "p25"' in statement.sql
+
+
+def test_node_and_edge_statistics() -> None:
+    nodes = stats.node_stats(schema(), Filters())
+    assert nodes.sql == (
+        'SELECT "vertex_name" AS "activity", COUNT(*) AS "frequency", '
+        'SUM(1.0 / "total_occurences_by_caseid") AS "cases", SUM(CASE WHEN "total_occurences_by_caseid" > 1 '
+        'THEN 1.0 / "total_occurences_by_caseid" ELSE 0 END) AS "cases_with_rework", '
+        'AVG(CAST("duration" AS DOUBLE)) AS "mean", APPROX_QUANTILE_DS("duration", 0.5) AS "median", '
+        'APPROX_QUANTILE_DS("duration", 0.9) AS "p90", SUM("duration") AS "total", MIN("duration") AS "min", '
+        'MAX("duration") AS "max" FROM "p-1_vertex" GROUP BY "vertex_name" '
+        'ORDER BY frequency DESC, "vertex_name"'
+    )
+    edges = stats.transitions(schema(), Filters())
+    assert 'GROUP BY "source_vertex_name", "destination_vertex_name"' in edges.sql
+    assert edges.sql.endswith('ORDER BY "frequency" DESC, "source", "target"') and edges.params == ()
+    slow = stats.bottlenecks(schema("_excluded_cases"), Filters(), 4, "total")
+    assert "\"source_vertex_name\" <> 'START' AND \"destination_vertex_name\" <> 'END'" in slow.sql
+    assert slow.sql.endswith('ORDER BY "total" DESC, "source", "target" LIMIT 4')
+    same_columns = [c for c in stats.STATS if f'AS "{c}"' in nodes.sql and f'AS "{c}"' in edges.sql]
+    assert same_columns == list(stats.STATS)
+
+
+def test_case_groupings_and_periods() -> None:
+    s = schema()
+    assert cases.group_key(s, None) == (None, "", "")
+    assert cases.group_key(s, "variant") == ('"processkey"', "variant", "cases DESC, variant")
+    assert cases.group_key(s, "week") == ("TIME_FLOOR(\"__time\", 'P1W')", "period", '"period"')
+    assert cases.group_key(s, "Supplier") == ('"supplier_lpkr"', "Supplier", 'cases DESC, "Supplier"')
+    with pytest.raises(SchemaError, match="dimension 'region'"):
+        cases.group_key(s, "region")
+    with pytest.raises(ConfigurationError, match="by must be None"):
+        cases.group_key(s, " ")
+    assert [period(x) for x in ("day", "p2w", "PT1H")] == ["P1D", "P2W", "PT1H"]
+    with pytest.raises(ConfigurationError, match="not an ISO-8601 period"):
+        period("fortnight")
+    assert period_ms("P1W") == 7 * 86_400_000 and period_ms("P1DT1H30M") == 91_800_000
+    with pytest.raises(ConfigurationError, match="fixed-length"):
+        period_ms("P1M")
+    assert '"duration" / 86400000 AS "bucket"' in cases.distribution(s, Filters(), "P1D").sql
+    started, finished = cases.cases_over_time(s, Filters().add(Condition("rework > ?", (1,))), "P1M")
+    assert "TIME_FLOOR(\"__time\", 'P1M')" in started.sql and started.params == (1,)
+    assert "TIME_FLOOR(MILLIS_TO_TIMESTAMP(\"enddate\"), 'P1M')" in finished.sql and finished.params == (1,)
+
+
+def test_variants_conformance_and_events() -> None:
+    named = variants.variants(schema("_variant_name"), Filters(), 3, "model")
+    assert 'LOOKUP("graphkey", \'p-1_variant_name\') AS "name"' in named.sql and named.sql.endswith("LIMIT 3")
+    assert '"name"' not in variants.variants(schema(), Filters(), 3, "model").sql  # no lookup, no names
+    seq = variants.sequences(schema(), ["c1", "c2", "c3"])
+    assert seq.params == ("c1", "c2", "c3") and '"caseid" IN (?, ?, ?) ORDER BY "__time"' in seq.sql
+
+    pairs, count = conformance.deviations(schema(), Filters(), [("A", "B"), ("B", "C")])
+    assert pairs.params == count.params == ("A", "B", "B", "C")
+    assert "<> 'START'" in pairs.sql  # START/END transitions are not judged unless allowed mentions them
+    with_ends, _ = conformance.deviations(schema(), Filters(), [("START", "A")])
+    assert "<> 'START'" not in with_ends.sql
+
+    assert events.dimensions(schema(), "all") == [
+        ("resource_lpkr", "org:resource"),
+        ("detail_3_lpkr_company_code", "company_code"),
+    ]
+    assert events.dimensions(schema(), None) == []
+    assert events.dimensions(schema(), "company code") == [("detail_3_lpkr_company_code", "company_code")]
+    sql = events.events(schema(), Filters(), None).sql
+    assert sql == (
+        'SELECT "caseid" AS "case:concept:name", "vertex_name" AS "concept:name", '
+        'MILLIS_TO_TIMESTAMP("enddate") AS "time:timestamp", "__time" AS "start_timestamp" FROM "p-1_vertex"'
+    )
+
+
+def test_a_missing_column_is_a_schema_error_before_any_filter_is_written() -> None:
+    bare = Schema("p-1", TABLES, {**COLUMNS, "vertex": {"caseid": "VARCHAR"}}, frozenset())
+    with pytest.raises(SchemaError, match="'activity' role"):
+        stats.node_stats(bare, Filters().add(WithActivity("Pay")))
+    with pytest.raises(SchemaError, match="'rework' role"):
+        rework.rework_by_case(schema(cases_columns=SHARED), Filters(), 10)
