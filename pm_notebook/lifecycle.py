@@ -30,7 +30,7 @@ import requests
 
 from . import _http
 from ._models import Project
-from .api import RestClient, _project_id, to_frame
+from .api import RestClient, project_id, to_frame
 from .auth import BearerAuth, TokenProvider
 from .errors import ConfigurationError, HTTPError, MappingError, RequestTimeout, UploadError
 
@@ -511,7 +511,7 @@ class ProjectFiles:
         return response
 
     def _not_found(self, pid: str) -> Callable[[], tuple[str, str]]:
-        return lambda: self._rest._unknown_project(pid)
+        return lambda: self._rest.unknown_project(pid)
 
     def create_project(self, name: str, description: str | None = None) -> Project:
         """Create a project (``POST /pub/project``) and return it."""
@@ -529,7 +529,7 @@ class ProjectFiles:
 
     def post_mapping(self, project: Project | str, body: dict[str, Any]) -> None:
         """Set the project's column mapping (``POST /pub/project/{id}/column-mapping``)."""
-        pid = _project_id(project)
+        pid = project_id(project)
         path = f"/project/{quote(pid, safe='')}/column-mapping"
         response = _http.send(
             self._session,
@@ -542,7 +542,7 @@ class ProjectFiles:
         )
         if response.status_code == 400:
             raise MappingError(
-                f"The service refused the column mapping of project {pid}: {_http._server_message(response)}",
+                f"The service refused the column mapping of project {pid}: {_http.server_message(response)}",
                 hint="Reset the project to change the mapping of a project that holds data.",
             )
         _http.raise_for_status(
@@ -551,7 +551,7 @@ class ProjectFiles:
 
     def files(self, project: Project | str, *, limit: int = 1000) -> list[UploadedFile]:
         """Every file of the project with its status (``GET /pub/projects/{id}/files``), oldest first."""
-        pid = _project_id(project)
+        pid = project_id(project)
         out: list[UploadedFile] = []
         page = 1
         while True:
@@ -575,7 +575,7 @@ class ProjectFiles:
 
     def file(self, project: Project | str, file_id: str) -> UploadedFile:
         """One file and its status (``GET /pub/projects/{id}/files/{fileId}``)."""
-        pid = _project_id(project)
+        pid = project_id(project)
         response = self._call(
             "GET",
             f"/projects/{quote(pid, safe='')}/files/{quote(file_id, safe='')}",
@@ -589,7 +589,7 @@ class ProjectFiles:
 
     def reset(self, project: Project | str) -> None:
         """Empty the project: its data and files go, its name, description and mapping stay."""
-        pid = _project_id(project)
+        pid = project_id(project)
         self._call(
             "POST",
             f"/project/{quote(pid, safe='')}/reset",
@@ -599,7 +599,7 @@ class ProjectFiles:
 
     def unarchive(self, project: Project | str) -> None:
         """Unarchive the project (the service archives projects idle for about two weeks)."""
-        pid = _project_id(project)
+        pid = project_id(project)
         self._call(
             "PUT",
             f"/projects/{quote(pid, safe='')}/unarchive",
@@ -646,7 +646,7 @@ class ProjectFiles:
         """Map, upload and (by default) wait for the ingestion of an event log (see ``Connection.upload``)."""
         import pandas as pd
 
-        pid = _project_id(project)
+        pid = project_id(project)
         if isinstance(data, pd.DataFrame):
             if not all(isinstance(c, str) for c in data.columns):
                 raise MappingError(
@@ -749,7 +749,7 @@ class ProjectFiles:
                 continue
             break
         if response.status_code == 413:
-            message = _http._server_message(response)
+            message = _http.server_message(response)
             raise UploadError(
                 f"{what}: refused, the file is over the service's size limit ({message}).",
                 reason=message,
@@ -774,7 +774,7 @@ class ProjectFiles:
 
         :raises RequestTimeout: still not finished after *timeout* seconds.
         """
-        pid = _project_id(project)
+        pid = project_id(project)
         deadline = time.monotonic() + timeout
         delay = first_delay
         while True:
