@@ -7,6 +7,10 @@ Routes used (service model §3.2): ``GET /projects`` (project ids), ``GET /proje
 The envelopes of the paged routes are not public (see ``docs/sandbox-data.md``), so their parsing
 accepts the sandbox's ``{"totalItems", "<items>"}`` as well as a bare list or another list key.
 :func:`to_frame` turns any list of results into a pandas DataFrame.
+
+:meth:`RestClient.request` and :meth:`RestClient.pages` are the way to the API for the write side too
+(:mod:`pm_notebook.lifecycle`). The module is over 600 lines because it holds one method per route, each
+parsing its own envelope; splitting the routes would only scatter the one client.
 """
 
 from __future__ import annotations
