@@ -21,7 +21,7 @@ import base64
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -57,7 +57,9 @@ __all__ = [
     "retry_policy",
     "send",
     "send_read",
+    "server_message",
     "sql_session",
+    "StreamedBody",
 ]
 
 logger = logging.getLogger(__name__)
@@ -132,9 +134,9 @@ class _SqlSession(requests.Session):
     per frame).
 
     requests reads the environment (proxies and ``NO_PROXY``, the CA bundle variables) on every request,
-    walking all of ``os.environ`` twice: about a third of a millisecond, a quarter of a ``fetch``'s whole cost
-    on loopback. Here that lookup is made once per scheme and host and kept for the session's life (a new
-    connection reads the environment again). ``.netrc`` is never read, as in :func:`build_session`.
+    walking all of ``os.environ`` twice, a large share of a ``fetch``'s cost on loopback (see
+    ``bench/README.md``). Here that lookup is made once per scheme and host and kept for the session's life
+    (a new connection reads the environment again). ``.netrc`` is never read, as in :func:`build_session`.
     """
 
     def __init__(self) -> None:
@@ -201,6 +203,23 @@ def stored_response(url: str, status: int, content_type: str, body: bytes) -> re
     return response
 
 
+class StreamedBody:
+    """A request body streamed in pieces (chunked transfer encoding) that can be sent again from its start.
+
+    Each iteration calls *chunks* for a fresh stream, so when :class:`~pm_notebook.auth.BearerAuth` re-sends
+    a request after a 401 the whole body goes again; a generator, which only streams once, cannot be re-sent.
+    """
+
+    def __init__(self, chunks: Callable[[], Iterator[bytes]]) -> None:
+        self._chunks = chunks
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._chunks()
+
+    def __repr__(self) -> str:
+        return "<StreamedBody>"
+
+
 def _path(url: str | None) -> str:
     """The URL without its query string (which may carry values not meant for messages)."""
     return (url or "").split("?", 1)[0]
@@ -252,8 +271,8 @@ def send_read(
 ) -> tuple[requests.Response, bytes]:
     """:func:`send`, then the whole body read in 1 MiB pieces: the response and its bytes.
 
-    ``response.content`` reads 10 kB at a time; on a 580 kB Avatica frame that was twice the cost of the
-    request itself. Failures while reading become the same errors as in :func:`send`.
+    ``response.content`` reads 10 kB at a time, which costs more than the request itself on a large Avatica
+    frame (measured in ``bench/README.md``). Failures while reading become the same errors as in :func:`send`.
     """
     start = time.perf_counter()
     try:
@@ -351,7 +370,7 @@ def json_body(response: requests.Response, *, what: str) -> Any:
         ) from None
 
 
-def _server_message(response: requests.Response) -> str:
+def server_message(response: requests.Response) -> str:
     """The server's error text: ``error_description``/``message``/``error`` of a JSON body, or the text."""
     try:
         data = response.json()
@@ -377,7 +396,7 @@ def error_for_response(
     """
     status = response.status_code
     url = response.url
-    detail = _server_message(response)
+    detail = server_message(response)
     body = response.text[:2000]
     kw: dict[str, Any] = {"status": status, "body": body, "url": url}
     if status == 401:

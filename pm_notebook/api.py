@@ -7,12 +7,16 @@ Routes used (service model §3.2): ``GET /projects`` (project ids), ``GET /proje
 The envelopes of the paged routes are not public (see ``docs/sandbox-data.md``), so their parsing
 accepts the sandbox's ``{"totalItems", "<items>"}`` as well as a bare list or another list key.
 :func:`to_frame` turns any list of results into a pandas DataFrame.
+
+:meth:`RestClient.request` and :meth:`RestClient.pages` are the way to the API for the write side too
+(:mod:`pm_notebook.lifecycle`). The module is over 600 lines because it holds one method per route, each
+parsing its own envelope; splitting the routes would only scatter the one client.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -43,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .config import Settings
 
-__all__ = ["RestClient", "to_frame"]
+__all__ = ["RestClient", "project_id", "to_frame"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +83,7 @@ def to_frame(records: Iterable[Any], record_type: type | None = None) -> pd.Data
     return pd.DataFrame(rows, columns=columns)
 
 
-def _project_id(project: Project | str) -> str:
+def project_id(project: Project | str) -> str:
     """Accept a :class:`Project` or its id; reject anything else with a clear message."""
     pid = project.id if isinstance(project, Project) else project
     if not isinstance(pid, str) or not pid.strip():
@@ -122,8 +126,9 @@ class RestClient:
         _http.raise_for_status(response, what=what, not_found=not_found)
         return _http.json_body(response, what=what)
 
-    def _send(self, path: str, *, what: str, params: Any = None) -> requests.Response:
-        """The response of one GET under the API root: every REST call of this client goes through here."""
+    def _send(self, path: str, *, what: str, params: Any = None, live: bool = False) -> requests.Response:
+        """The response of one GET under the API root: every read of this client goes through here, and
+        through the offline cache's hook unless *live*."""
         url = self._settings.api_url + path
 
         def send() -> requests.Response:
@@ -137,9 +142,47 @@ class RestClient:
                 params=params,
             )
 
-        return send() if self.exchange is None else self.exchange(path, params, what, send)
+        return send() if live or self.exchange is None else self.exchange(path, params, what, send)
 
-    def _unknown_project(self, pid: str) -> tuple[str, str]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        what: str,
+        not_found: Callable[[], tuple[str, str]] | None = None,
+        check: Callable[[requests.Response], None] | None = None,
+        **kwargs: Any,
+    ) -> requests.Response:
+        """Send one request under the API root with the bearer token and return its successful response.
+
+        Always sent live (never stored or replayed by the offline cache): the write routes, and reads whose
+        answer changes while one watches (a file's ingestion status). On a 401 the token is renewed and the
+        request re-sent once (:class:`~pm_notebook.auth.BearerAuth`); a streamed body must then be a
+        :class:`~pm_notebook._http.StreamedBody`, which streams again from its start.
+
+        :param what: a few words for messages ("upload 'log.csv' to project p1").
+        :param not_found: ``(message, hint)`` of a 404.
+        :param check: called with the response before the status check; may raise a more specific error.
+        :param kwargs: passed to ``requests`` (``params``, ``json``, ``data``, ``headers``).
+        :raises HTTPError: the matching subclass for an unsuccessful answer (see
+            :func:`~pm_notebook._http.error_for_response`).
+        """
+        response = _http.send(
+            self._session,
+            method,
+            self._settings.api_url + path,
+            timeout=self._settings.timeout,
+            what=what,
+            auth=self._auth,
+            **kwargs,
+        )
+        if check is not None:
+            check(response)
+        return _http.raise_for_status(response, what=what, not_found=not_found)
+
+    def unknown_project(self, pid: str) -> tuple[str, str]:
+        """``(message, hint)`` of a 404 for project *pid*: unknown, or not visible to this workgroup."""
         return (
             f"Project {pid!r} was not found, or workgroup {self._settings.client_id!r} may not see it.",
             "Use conn.projects() to list the projects this workgroup can use.",
@@ -168,11 +211,11 @@ class RestClient:
 
         :raises NotFound: the project does not exist or this workgroup may not see it.
         """
-        pid = _project_id(project)
+        pid = project_id(project)
         data = self._get(
             f"/projects/{quote(pid, safe='')}",
             what=f"project {pid}",
-            not_found=lambda: self._unknown_project(pid),
+            not_found=lambda: self.unknown_project(pid),
         )
         if not isinstance(data, Mapping):
             raise self._shape_error(f"project {pid}", "a JSON object", data)
@@ -188,11 +231,11 @@ class RestClient:
 
         :raises NotFound: the project does not exist or this workgroup may not see it.
         """
-        pid = _project_id(project)
+        pid = project_id(project)
         data = self._get(
             f"/datasources/{quote(pid, safe='')}",
             what=f"tables of project {pid}",
-            not_found=lambda: self._unknown_project(pid),
+            not_found=lambda: self.unknown_project(pid),
         )
         if not isinstance(data, list) or not all(isinstance(d, Mapping) and d.get("name") for d in data):
             expected = "a JSON array of {name, type, host, port}"
@@ -233,44 +276,76 @@ class RestClient:
 
     # --- variants, completed cases, graphs, column mapping -------------------------------------
     def _project_route(self, project: Project | str, route: str) -> tuple[str, str]:
-        pid = _project_id(project)
+        pid = project_id(project)
         return pid, f"/project/{quote(pid, safe='')}/{route}"
 
-    def _pages(
+    def pages(
         self,
         path: str,
-        params: dict[str, Any],
+        params: Mapping[str, Any],
         *,
         what: str,
         keys: tuple[str, ...],
-        pid: str,
         page_size: int,
-        check: Any = None,
-    ) -> list[Any]:
-        """Every item of a paged route, fetching ``pageIndex`` 1, 2, ... until the last page.
+        not_found: Callable[[], tuple[str, str]] | None = None,
+        check: Callable[[requests.Response], None] | None = None,
+        live: bool = False,
+    ) -> Iterator[list[Any]]:
+        """The items of a paged GET route, page by page: ``pageIndex`` 1, 2, ... until the last page.
 
+        A page is the last when it is empty or short, when ``totalItems`` items have come, or when it repeats
+        the one before (a service ignoring ``pageIndex`` would repeat itself forever).
+
+        :param keys: the envelope's list key(s) (a bare list or the envelope's only list is accepted too).
+        :param not_found: ``(message, hint)`` of a 404.
         :param check: called with each raw response before the status check; may raise a specific error.
+        :param live: send every page (as :meth:`request` does), never through the offline cache.
+        :raises ConfigurationError: *page_size* is not a positive integer.
         """
         if not isinstance(page_size, int) or isinstance(page_size, bool) or page_size < 1:
             raise ConfigurationError(f"page_size must be a positive integer, got {page_size!r}.")
-        items: list[Any] = []
+        return self._page_iter(path, params, what, keys, page_size, not_found, check, live)
+
+    def _page_iter(
+        self,
+        path: str,
+        params: Mapping[str, Any],
+        what: str,
+        keys: tuple[str, ...],
+        page_size: int,
+        not_found: Callable[[], tuple[str, str]] | None,
+        check: Callable[[requests.Response], None] | None,
+        live: bool,
+    ) -> Iterator[list[Any]]:
+        seen = 0
         previous: list[Any] | None = None
         page = 1
         while True:
-            response = self._send(path, what=what, params={**params, "pageIndex": page, "limit": page_size})
+            query = {**params, "pageIndex": page, "limit": page_size}
+            response = self._send(path, what=what, params=query, live=live)
             if check is not None:
                 check(response)
-            _http.raise_for_status(response, what=what, not_found=lambda: self._unknown_project(pid))
+            _http.raise_for_status(response, what=what, not_found=not_found)
             data = _http.json_body(response, what=what)
             got, total = _page_items(data, keys)
             if got is None:
                 raise self._shape_error(what, f"a page of items ({' / '.join(keys)})", data)
-            if got and got == previous:  # a service ignoring pageIndex would repeat itself forever
-                return items
-            items.extend(got)
-            if not got or len(got) < page_size or (total is not None and len(items) >= total):
-                return items
+            if got and got == previous:
+                return
+            yield got
+            seen += len(got)
+            if not got or len(got) < page_size or (total is not None and seen >= total):
+                return
             previous, page = got, page + 1
+
+    def _project_pages(
+        self, path: str, params: dict[str, Any], *, what: str, keys: tuple[str, ...], pid: str, **kw: Any
+    ) -> list[Any]:
+        """Every item of a paged route of project *pid*."""
+        pages = self.pages(
+            path, params, what=what, keys=keys, not_found=lambda: self.unknown_project(pid), **kw
+        )
+        return [item for page in pages for item in page]
 
     def variants(
         self, project: Project | str, *, search: str | None = None, page_size: int = 500
@@ -286,7 +361,7 @@ class RestClient:
         if search is not None:
             params["search"] = str(search)
         what = f"variants of project {pid}"
-        raw = self._pages(path, params, what=what, keys=("variants",), pid=pid, page_size=page_size)
+        raw = self._project_pages(path, params, what=what, keys=("variants",), pid=pid, page_size=page_size)
         out = []
         for item in raw:
             if not isinstance(item, Mapping):
@@ -330,7 +405,7 @@ class RestClient:
                     url=response.url,
                 )
 
-        raw = self._pages(
+        raw = self._project_pages(
             path,
             params,
             what=what,
@@ -357,7 +432,7 @@ class RestClient:
             raise ConfigurationError(f"graph mode must be 'simplified' or 'gateways', got {mode!r}.")
         pid, path = self._project_route(project, "graph")
         what = f"graph of project {pid}"
-        data = self._get(path, what=what, not_found=lambda: self._unknown_project(pid), params={"mode": mode})
+        data = self._get(path, what=what, not_found=lambda: self.unknown_project(pid), params={"mode": mode})
         if not isinstance(data, Mapping) or not isinstance(data.get("vertices"), list):
             raise self._shape_error(what, "a JSON object with vertices and edges", data)
         vertices = tuple(
@@ -437,7 +512,7 @@ class RestClient:
         """Whether *project* has a column mapping (``GET .../column-mapping-exists``)."""
         pid, path = self._project_route(project, "column-mapping-exists")
         what = f"column mapping of project {pid}"
-        data = self._get(path, what=what, not_found=lambda: self._unknown_project(pid))
+        data = self._get(path, what=what, not_found=lambda: self.unknown_project(pid))
         if not isinstance(data, Mapping) or not isinstance(data.get("exists"), bool):
             raise self._shape_error(what, '{"exists": true|false}', data)
         exists: bool = data["exists"]

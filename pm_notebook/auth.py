@@ -338,7 +338,12 @@ class TokenProvider:
 
 class BearerAuth(requests.auth.AuthBase):
     """``requests`` auth: sets the bearer header from a :class:`TokenProvider`; on a 401 it forces a new token
-    and re-sends the request once (the re-sent copy carries no hook, so a second 401 is returned as is)."""
+    and re-sends the request once (the re-sent copy carries no hook, so a second 401 is returned as is).
+
+    A streamed body is re-sent from its start when it is a :class:`~pm_notebook._http.StreamedBody` (each
+    iteration streams afresh); a body that streams once (a generator, an open file) was used up by the
+    first send, so its 401 is returned as is rather than re-sent truncated.
+    """
 
     def __init__(self, provider: TokenProvider) -> None:
         self._provider = provider
@@ -351,7 +356,7 @@ class BearerAuth(requests.auth.AuthBase):
         return r
 
     def _on_response(self, token: Token, response: requests.Response, **kwargs: Any) -> requests.Response:
-        if response.status_code != 401 or response.connection is None:
+        if response.status_code != 401 or response.connection is None or _streams_once(response.request.body):
             return response
         logger.info("%s answered 401; renewing the token and retrying once", response.url.split("?", 1)[0])
         response.content  # noqa: B018 - drain the body so the connection returns to the pool
@@ -365,3 +370,13 @@ class BearerAuth(requests.auth.AuthBase):
         second.history.append(response)
         second.request = retry
         return second
+
+
+def _streams_once(body: object) -> bool:
+    """Whether *body* is used up by one send: an iterator is its own iterator (generators, files)."""
+    if body is None or isinstance(body, (bytes, str)):
+        return False
+    try:
+        return iter(body) is body  # type: ignore[call-overload]
+    except TypeError:
+        return False

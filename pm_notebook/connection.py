@@ -111,7 +111,7 @@ class Connection:
         #: the typed REST client
         self.rest = RestClient(settings, self._session, self.tokens)
         #: the write side of the REST API (projects, column mappings, files)
-        self.files_api = lifecycle.ProjectFiles(settings, self._session, self.tokens, self.rest)
+        self.files_api = lifecycle.ProjectFiles(settings, self.rest)
         self._sql_transports: sql.Transports | None = None  # created on the first query
         self._closed = False
         self._online = online  # False: made for replay without connection values; can never go live

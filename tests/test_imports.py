@@ -57,8 +57,12 @@ RULES: dict[str, set[str]] = {
     "sql._workers": set(),
     "sql.druid_protocol": {"sql.base", "sql.params", "sql._errors"},  # sans-IO: no I/O module
     "sql._protocol": {"sql.base", "sql.params", "sql._errors"},  # sans-IO: no I/O module
-    # the write side (create, upload, files): over the REST client's session and token
-    "lifecycle": {"api", "auth", "_http", "config"},
+    # the write side (create, upload, files): requests through the REST client; what it sends is built by
+    # the pure column mapping, the request bodies and the progress piece
+    "mapping": set(),
+    "_progress": set(),
+    "_bodies": {"mapping"},
+    "lifecycle": {"api", "_http", "mapping", "_bodies", "_progress"},
     "sql.*": {"auth", "_http", "config"},
     "frames": {"sql.base"},  # for typing only
     # the offline result cache: files in, Arrow tables out; the connection decides when to use it

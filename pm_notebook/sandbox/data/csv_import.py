@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
-from .eventlog import EventLog
+from .eventlog import EventLog, assemble
 from .mapping import FileMapping, SourceColumn, slug
 
 __all__ = ["read_event_log_csv"]
@@ -73,12 +73,8 @@ def read_event_log_csv(path: str | Path) -> EventLog:
     start = to_ms(ts_col)
     end = to_ms(end_col) if end_col else start.copy()
     end = np.where(np.isnan(end.astype(float)) | (end < start), start, end)
-    case_codes, case_ids = pd.factorize(frame[case_col], sort=False)
-    act_codes, act_names = pd.factorize(frame[act_col], sort=True)
-    order = np.lexsort((end, start, case_codes))
-
-    dims: dict[str, pa.Array] = {}
-    metrics: dict[str, np.ndarray] = {}
+    dims: dict[str, Any] = {}
+    metrics: dict[str, Any] = {}
     index = {col: i for i, col in enumerate(frame.columns)}
     # The format the service would have been told; pandas read the values whatever their format.
     time_format = "yyyy-MM-dd HH:mm:ss"
@@ -93,23 +89,15 @@ def read_event_log_csv(path: str | Path) -> EventLog:
     for col in frame.columns:
         if col in used or not slug(col):
             continue
-        values = frame[col].to_numpy()[order]
-        numeric = pd.to_numeric(pd.Series(values), errors="coerce")
-        if numeric.notna().sum() == pd.Series(values).notna().sum() and numeric.notna().any():
+        values = frame[col]
+        numeric = pd.to_numeric(values, errors="coerce")
+        if numeric.notna().sum() == values.notna().sum() and numeric.notna().any():
             metrics[slug(col)] = numeric.to_numpy(dtype=float)
             role = "METRIC"
         else:
-            dims[slug(col)] = pa.array(values, type=pa.string(), from_pandas=True)
+            dims[slug(col)] = values.to_numpy(dtype=object)
             role = "DIMENSION"
         mapped.append(SourceColumn(str(col), index[col], role, slug(col), aggregation="FIRST"))
-    return EventLog(
-        case_ids=pa.array([str(c) for c in case_ids], type=pa.string()),
-        activities=[str(a) for a in act_names],
-        case=case_codes[order].astype(np.int64),
-        activity=act_codes[order].astype(np.int32),
-        start_ms=start[order],
-        end_ms=end[order],
-        dimensions=dims,
-        metrics=metrics,
-        mapping=FileMapping(tuple(mapped)),
+    return assemble(
+        frame[case_col], frame[act_col], start, end, dims, metrics, mapping=FileMapping(tuple(mapped))
     )

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from .mapping import FileMapping
 
-__all__ = ["EventLog"]
+__all__ = ["EventLog", "assemble"]
 
 
 @dataclass
@@ -35,3 +37,39 @@ class EventLog:
     @property
     def n_cases(self) -> int:
         return len(self.case_ids)
+
+
+def assemble(
+    case: Any,
+    activity: Any,
+    start_ms: np.ndarray,
+    end_ms: np.ndarray,
+    dimensions: Mapping[str, Any],
+    metrics: Mapping[str, Any],
+    mapping: FileMapping | None = None,
+) -> EventLog:
+    """The :class:`EventLog` of per-event columns in any order: cases numbered by first appearance, activities
+    by name, events sorted by case, start, then end (a read CSV and an ingested upload both end here).
+
+    :param dimensions: per key, the events' text values (missing as ``None``/NaN).
+    :param metrics: per key, the events' numbers.
+    """
+    import pandas as pd
+
+    case_codes, case_ids = pd.factorize(case, sort=False)
+    act_codes, act_names = pd.factorize(activity, sort=True)
+    order = np.lexsort((end_ms, start_ms, case_codes))
+    return EventLog(
+        case_ids=pa.array([str(c) for c in case_ids], type=pa.string()),
+        activities=[str(a) for a in act_names],
+        case=case_codes[order].astype(np.int64),
+        activity=act_codes[order].astype(np.int32),
+        start_ms=start_ms[order],
+        end_ms=end_ms[order],
+        dimensions={
+            key: pa.array(np.asarray(values, dtype=object)[order], type=pa.string(), from_pandas=True)
+            for key, values in dimensions.items()
+        },
+        metrics={key: np.asarray(values, dtype=float)[order] for key, values in metrics.items()},
+        mapping=mapping,
+    )

@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
-from .eventlog import EventLog
+from .. import datepatterns
+from .eventlog import EventLog, assemble
 from .mapping import FileMapping, SourceColumn
 from .store import ProjectRecord, Store
 from .tables import build_tables
@@ -91,26 +91,12 @@ def java_date_format(fmt: str) -> str:
     >>> java_date_format("yyyy-MM-dd'T'HH:mm:ss.SSS")
     '%Y-%m-%dT%H:%M:%S.%f'
     """
-    out, i = [], 0
-    while i < len(fmt):
-        if fmt[i] == "'":
-            end = fmt.find("'", i + 1)
-            if end < 0:
-                raise IngestError(f"date format {fmt!r} has an unclosed quote")
-            out.append(fmt[i + 1 : end].replace("%", "%%") or "'")
-            i = end + 1
-            continue
-        for java, py in _JAVA_DATE:
-            if fmt.startswith(java, i):
-                out.append(py)
-                i += len(java)
-                break
-        else:
-            if fmt[i].isalpha():
-                raise IngestError(f"date format {fmt!r}: pattern letter {fmt[i]!r} is not supported")
-            out.append(fmt[i].replace("%", "%%"))
-            i += 1
-    return "".join(out)
+    try:
+        return datepatterns.translate(fmt, _JAVA_DATE)
+    except datepatterns.DatePatternError as exc:
+        if exc.letter is None:
+            raise IngestError(f"date format {fmt!r} has an unclosed quote") from None
+        raise IngestError(f"date format {fmt!r}: pattern letter {exc.letter!r} is not supported") from None
 
 
 @dataclass(frozen=True)
@@ -635,26 +621,13 @@ def _events_of(frame: Any, where: str, mapping: ParsedMapping) -> Any:
 
 def event_log(events: Any, mapping: ParsedMapping) -> EventLog:
     """The :class:`EventLog` of an events frame (see :func:`read_events`), sorted by case then time."""
-    import pandas as pd
-
     if events.empty:
         raise IngestError("the file holds no event (no data row)")
-    case_codes, case_ids = pd.factorize(events["case"], sort=False)
-    act_codes, act_names = pd.factorize(events["activity"], sort=True)
-    start, end = events["start_ms"].to_numpy(), events["end_ms"].to_numpy()
-    order = np.lexsort((end, start, case_codes))
-    dims = {
-        c.key: pa.array(events[c.key].to_numpy(dtype=object)[order], type=pa.string(), from_pandas=True)
-        for c in mapping.role("DIMENSION")
-    }
-    metrics = {c.key: events[c.key].to_numpy(dtype=float)[order] for c in mapping.role("METRIC")}
-    return EventLog(
-        case_ids=pa.array([str(c) for c in case_ids], type=pa.string()),
-        activities=[str(a) for a in act_names],
-        case=case_codes[order].astype(np.int64),
-        activity=act_codes[order].astype(np.int32),
-        start_ms=start[order],
-        end_ms=end[order],
-        dimensions=dims,
-        metrics=metrics,
+    return assemble(
+        events["case"],
+        events["activity"],
+        events["start_ms"].to_numpy(),
+        events["end_ms"].to_numpy(),
+        {c.key: events[c.key].to_numpy(dtype=object) for c in mapping.role("DIMENSION")},
+        {c.key: events[c.key].to_numpy(dtype=float) for c in mapping.role("METRIC")},
     )

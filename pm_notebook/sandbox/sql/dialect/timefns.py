@@ -12,6 +12,7 @@ import re
 
 from sqlglot import exp
 
+from ... import datepatterns
 from ..errors import SqlError
 from .templates import literal_str, tmpl
 
@@ -94,30 +95,15 @@ def _check_tz(node: exp.Expression | None, fn: str) -> None:
 
 def joda_to_strftime(pattern: str) -> str:
     """Convert a Joda-Time pattern (Druid's TIME_FORMAT/TIME_PARSE) to a strftime format."""
-    out, i = [], 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "'":
-            j = pattern.find("'", i + 1)
-            if j == -1:
-                raise SqlError(f"Unterminated quote in time format '{pattern}'.")
-            out.append(pattern[i + 1 : j].replace("%", "%%") or "'")
-            i = j + 1
-            continue
-        for joda, strf in _JODA:
-            if pattern.startswith(joda, i):
-                out.append(strf)
-                i += len(joda)
-                break
-        else:
-            if ch.isalpha():
-                raise SqlError(
-                    f"Time format letter '{ch}' in '{pattern}' is not supported by the sandbox.",
-                    "unsupported",
-                )
-            out.append("%%" if ch == "%" else ch)
-            i += 1
-    return "".join(out)
+    try:
+        return datepatterns.translate(pattern, _JODA)
+    except datepatterns.DatePatternError as exc:
+        if exc.letter is None:
+            raise SqlError(f"Unterminated quote in time format '{pattern}'.") from None
+        raise SqlError(
+            f"Time format letter '{exc.letter}' in '{pattern}' is not supported by the sandbox.",
+            "unsupported",
+        ) from None
 
 
 def _unit(node: exp.Expression | None, fn: str) -> str:
