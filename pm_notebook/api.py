@@ -20,6 +20,7 @@ from urllib.parse import quote
 import requests
 
 from . import _http
+from ._checks import positive_int
 from ._models import (
     ColumnMapping,
     EdgeInstance,
@@ -251,8 +252,7 @@ class RestClient:
 
         :param check: called with each raw response before the status check; may raise a specific error.
         """
-        if not isinstance(page_size, int) or isinstance(page_size, bool) or page_size < 1:
-            raise ConfigurationError(f"page_size must be a positive integer, got {page_size!r}.")
+        page_size = positive_int(page_size, "page_size")
         items: list[Any] = []
         previous: list[Any] | None = None
         page = 1

@@ -48,7 +48,7 @@ RULES: dict[str, set[str]] = {
     "config": set(),
     "_http": {"config"},
     "auth": {"_http", "config"},
-    "api": {"auth", "_http"},
+    "api": {"auth", "_http", "_checks"},
     "sql.base": {"config"},  # the contract: data types only (config derives the Target's URLs)
     "sql.params": set(),
     "sql._workers": set(),
@@ -63,10 +63,12 @@ RULES: dict[str, set[str]] = {
     "connection": {"config", "auth", "api", "lifecycle", "sql", "frames", "_http", "mining", "_cache"},
     # process-mining answers: core, built on the Connection it is handed (imported for typing only);
     # never IPython, widgets or the sandbox
-    "mining.*": set(),
+    "mining.*": {"_checks"},
     "_context": set(),
+    # the shared argument checks (a positive count, a project by id or name): leaves only
+    "_checks": set(),
     # the magics: a frontend over the client (sql only for its TRANSPORTS names, see the test below)
-    "magic.*": {"connection", "config", "_context", "api", "sql"},
+    "magic.*": {"connection", "config", "_context", "_checks", "api", "sql"},
     "widgets.*": {"connection", "api", "config", "_context", "mining"},
     "testing": {"magic", "connection"},
     "sandbox.*": set(),

@@ -30,8 +30,9 @@ import numpy as np
 import pandas as pd
 
 from .._cells import cell_int
+from .._checks import find_project, positive_int
 from .._models import Project
-from ..errors import ConfigurationError, NotFound
+from ..errors import ConfigurationError
 from ._schema import Schema, quote, read_schema
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -121,20 +122,10 @@ class ProcessLog:
     @classmethod
     def open(cls, conn: Connection, project: Project | str, *, include_excluded: bool = False) -> ProcessLog:
         """Resolve *project* (a :class:`Project`, a project id or a project name) and read its schema."""
-        resolved: Project | None
         if isinstance(project, Project):
             resolved = project
         elif isinstance(project, str) and project.strip():
-            projects = conn.projects()
-            resolved = next((p for p in projects if p.id == project), None) or next(
-                (p for p in projects if (p.name or "").casefold() == project.strip().casefold()), None
-            )
-            if resolved is None:
-                names = ", ".join(repr(p.name) for p in projects)
-                raise NotFound(
-                    f"No project with the id or name {project!r} in this workgroup.",
-                    hint=f"The workgroup's projects: {names or 'none'}.",
-                )
+            resolved = find_project(conn.projects(), project)
         else:
             raise ConfigurationError(
                 f"mining() needs a project name, id or Project, got {type(project).__name__}.",
@@ -411,7 +402,7 @@ class ProcessLog:
     def variants(self, top: int = 20, by: str = "process") -> pd.DataFrame:
         """The *top* variants by cases: ordered activities, cases, share, cumulative share, median and p90
         duration, an example case; ``by="model"`` groups by model variant and names it (``Variant 1``...)."""
-        top = _positive(top, "top")
+        top = positive_int(top, "top")
         role = _variant_role(by)
         s = self._schema()
         key, d, case = s.col("cases", role), s.col("cases", "duration"), s.col("cases", "case")
@@ -577,7 +568,7 @@ class ProcessLog:
     def bottlenecks(self, k: int = 10, metric: str = "p90") -> pd.DataFrame:
         """The *k* transitions between activities (START/END left out) with the longest waits, ranked by
         ``metric``: ``"p90"``, ``"median"``, ``"mean"`` or ``"total"`` (sum of waiting, i.e. impact)."""
-        k = _positive(k, "k")
+        k = positive_int(k, "k")
         if metric not in ("p90", "median", "mean", "total", "max"):
             raise ConfigurationError(
                 f"metric must be 'p90', 'median', 'mean', 'total' or 'max', got {metric!r}."
@@ -614,7 +605,7 @@ class ProcessLog:
             )
             return self._answer(frame, [sql])
         if by == "case":
-            top = _positive(top, "top")
+            top = positive_int(top, "top")
             case, rw, d = s.col("cases", "case"), s.col("cases", "rework"), s.col("cases", "duration")
             var = s.col("cases", "variant")
             where_c, pc = self._where("cases", (f"{rw} > 0", ()))
@@ -792,12 +783,6 @@ def _qname(q: float) -> str:
 
 def _rounded(values: pd.Series) -> pd.Series:
     return pd.to_numeric(values, errors="coerce").astype("float64").round().astype("Int64")
-
-
-def _positive(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ConfigurationError(f"{name} must be a positive integer, got {value!r}.")
-    return int(value)
 
 
 def _variant_role(by: str) -> str:
