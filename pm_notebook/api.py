@@ -12,7 +12,7 @@ accepts the sandbox's ``{"totalItems", "<items>"}`` as well as a bare list or an
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -111,9 +111,6 @@ class RestClient:
         self._settings = settings
         self._session = session
         self._auth = BearerAuth(tokens)
-        #: the offline cache's hook, set by the connection: ``exchange(path, params, what, send)`` returns the
-        #: response of one GET, calling ``send()`` to really send it (store) or not at all (replay)
-        self.exchange: Callable[..., requests.Response] | None = None
 
     def __repr__(self) -> str:
         return f"<RestClient {self._settings.api_url}>"
@@ -125,20 +122,15 @@ class RestClient:
 
     def _send(self, path: str, *, what: str, params: Any = None) -> requests.Response:
         """The response of one GET under the API root: every REST call of this client goes through here."""
-        url = self._settings.api_url + path
-
-        def send() -> requests.Response:
-            return _http.send(
-                self._session,
-                "GET",
-                url,
-                timeout=self._settings.timeout,
-                what=what,
-                auth=self._auth,
-                params=params,
-            )
-
-        return send() if self.exchange is None else self.exchange(path, params, what, send)
+        return _http.send(
+            self._session,
+            "GET",
+            self._settings.api_url + path,
+            timeout=self._settings.timeout,
+            what=what,
+            auth=self._auth,
+            params=params,
+        )
 
     def _unknown_project(self, pid: str) -> tuple[str, str]:
         return (

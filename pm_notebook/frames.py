@@ -37,7 +37,7 @@ import re
 import tempfile
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -354,7 +354,7 @@ def _off_main_thread(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
     return _workers().submit(call, *args, **kwargs).result()
 
 
-def _parsed(batches: Iterable[Any], *, ahead: int = 1) -> Iterator[list[pa.RecordBatch]]:
+def _parsed(batches: Iterable[Any], *, ahead: int = 1) -> Generator[list[pa.RecordBatch], None, None]:
     """Each transport batch as record batches, in order, the next batch parsed while this one is handed on.
 
     A batch of JSON lines is parsed on a worker thread by a single-threaded CSV read, and the next batch is

@@ -60,7 +60,20 @@ RULES: dict[str, set[str]] = {
     "frames": {"sql.base"},  # for typing only
     # the offline result cache: files in, Arrow tables out; the connection decides when to use it
     "_cache": set(),
-    "connection": {"config", "auth", "api", "lifecycle", "sql", "frames", "_http", "mining", "_cache"},
+    # the offline policy: when to store, how to replay (SQL as Rows, REST as the HTTP adapters' answers)
+    "_offline": {"_cache", "frames", "config"},
+    "connection": {
+        "config",
+        "auth",
+        "api",
+        "lifecycle",
+        "sql",
+        "frames",
+        "_http",
+        "mining",
+        "_offline",
+        "_checks",
+    },
     # process-mining answers: core, built on the Connection it is handed (imported for typing only);
     # never IPython, widgets or the sandbox
     "mining.*": {"_checks"},
