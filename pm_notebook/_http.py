@@ -138,9 +138,9 @@ class _SqlSession(requests.Session):
     per frame).
 
     requests reads the environment (proxies and ``NO_PROXY``, the CA bundle variables) on every request,
-    walking all of ``os.environ`` twice: about a third of a millisecond, a quarter of a ``fetch``'s whole cost
-    on loopback. Here that lookup is made once per scheme and host and kept for the session's life (a new
-    connection reads the environment again). ``.netrc`` is never read, as in :func:`build_session`.
+    walking all of ``os.environ`` twice, a sizeable part of a ``fetch``'s cost on a near server
+    (bench/README.md). Here that lookup is made once per scheme and host and kept for the session's life (a
+    new connection reads the environment again). ``.netrc`` is never read, as in :func:`build_session`.
     """
 
     def __init__(self) -> None:
