@@ -205,35 +205,74 @@ class ResultCache:
         """Store *table*, the result of *sql* with *params*; a previous entry of the same key is replaced."""
         import pyarrow.parquet as pq
 
-        self._ensure_folder()
-        tagged = tag_params(params)
-        key = self.key(sql, tagged, requested)
         names = list(table.schema.names)
         positional = table.rename_columns([f"c{i}" for i in range(len(names))])
         sink = pa.BufferOutputStream()
         pq.write_table(positional, sink)
         payload = sink.getvalue().to_pybytes()
         digest = hashlib.sha256(payload).hexdigest()
-        data_name = f"{key}-{digest[:16]}.parquet"
-        entry = Entry(
-            key=key,
-            sql=sql,
-            params=tagged,
-            requested=requested,
+        return self._write(
+            sql,
+            params,
+            requested,
+            payload,
             transport=transport,
             truncated=truncated,
             limit=limit,
             rows=table.num_rows,
             columns=[[n, str(f.type)] for n, f in zip(names, table.schema, strict=True)],
-            stored_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            data=data_name,
             sha256=digest,
+            names=names,
+        )
+
+    def store_error(self, sql: str, params: Sequence[Any], requested: str, error: QueryError) -> Entry:
+        """Store the SQL engine's refusal of *sql*, so a replay raises the same error (same message, same
+        position) instead of a miss; replaces a previous entry of the same key."""
+        state = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(error).items()}
+        return self._write(sql, params, requested, None, error=json.loads(json.dumps(state, default=str)))
+
+    def _write(
+        self,
+        sql: str,
+        params: Sequence[Any],
+        requested: str,
+        payload: bytes | None,
+        *,
+        names: list[str] | None = None,
+        **fields: Any,
+    ) -> Entry:
+        """Write one entry: its data file (*payload*, none for a stored error), then its description, then
+        drop the data file of the entry it replaces. The description is renamed last, so a reader never
+        pairs it with other rows."""
+        self._ensure_folder()
+        tagged = tag_params(params)
+        key = self.key(sql, tagged, requested)
+        data_name = f"{key}-{fields['sha256'][:16]}.parquet" if payload is not None else ""
+        entry = Entry(
+            **{
+                "transport": requested,
+                "truncated": False,
+                "limit": 0,
+                "rows": 0,
+                "columns": [],
+                "sha256": "",
+                **fields,
+                "key": key,
+                "sql": sql,
+                "params": tagged,
+                "requested": requested,
+                "stored_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                "data": data_name,
+            }
         )
         previous = self._read_entry(self.folder / f"{key}.json", strict=False)
-        _write_atomic(self.folder, data_name, payload)
-        description = {"format": _FORMAT, **dataclasses.asdict(entry), "names": names}
+        if payload is not None:
+            _write_atomic(self.folder, data_name, payload)
+        description = {"format": _FORMAT, **dataclasses.asdict(entry)}
+        if names is not None:
+            description["names"] = names
         _write_atomic(self.folder, f"{key}.json", json.dumps(description, indent=1).encode("utf-8"))
-        if previous is not None and previous.data != data_name:  # the old rows are no longer named
+        if previous is not None and previous.data and previous.data != data_name:  # rows no longer named
             with contextlib.suppress(OSError):
                 (self.folder / previous.data).unlink()
         return entry
@@ -361,36 +400,6 @@ class ResultCache:
             f"Replay: this SQL is not stored {where} ({len(entries)} stored result(s)). "
             f"The closest stored SQL differs:\n{diff}"
         )
-
-    def store_error(self, sql: str, params: Sequence[Any], requested: str, error: QueryError) -> Entry:
-        """Store the SQL engine's refusal of *sql*, so a replay raises the same error (same message, same
-        position) instead of a miss; replaces a previous entry of the same key."""
-        self._ensure_folder()
-        tagged = tag_params(params)
-        key = self.key(sql, tagged, requested)
-        state = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(error).items()}
-        entry = Entry(
-            key=key,
-            sql=sql,
-            params=tagged,
-            requested=requested,
-            transport=requested,
-            truncated=False,
-            limit=0,
-            rows=0,
-            columns=[],
-            stored_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            data="",
-            sha256="",
-            error=json.loads(json.dumps(state, default=str)),
-        )
-        previous = self._read_entry(self.folder / f"{key}.json", strict=False)
-        description = {"format": _FORMAT, **dataclasses.asdict(entry)}
-        _write_atomic(self.folder, f"{key}.json", json.dumps(description, indent=1).encode("utf-8"))
-        if previous is not None and previous.data:
-            with contextlib.suppress(OSError):
-                (self.folder / previous.data).unlink()
-        return entry
 
     @staticmethod
     def stored_error(entry: Entry) -> QueryError:

@@ -22,8 +22,9 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
-from urllib.parse import urlsplit
+from contextvars import ContextVar
+from typing import Any, Protocol
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import requests
 from requests.adapters import BaseAdapter, HTTPAdapter
@@ -48,6 +49,9 @@ from .errors import (
 
 __all__ = [
     "RETRY_STATUSES",
+    "KeepingAdapter",
+    "OfflineAdapter",
+    "ReplayAdapter",
     "RetryPolicy",
     "SecretBasicAuth",
     "build_session",
@@ -60,6 +64,8 @@ __all__ = [
     "server_message",
     "sql_session",
     "StreamedBody",
+    "stored_response",
+    "use_answers",
 ]
 
 logger = logging.getLogger(__name__)
@@ -164,31 +170,109 @@ def sql_session() -> requests.Session:
     return _SqlSession()
 
 
+class StoredAnswers(Protocol):
+    """Where a connection keeps the REST answers it replays (:class:`pm_notebook._offline.Offline`)."""
+
+    def wants_answers(self) -> bool:
+        """Whether the answers received now are to be kept (the caching setting, on this thread)."""
+
+    def keep_answer(self, path: str, params: Any, status: int, content_type: str, body: bytes) -> None:
+        """Keep the answer of ``GET {api}{path}`` with *params*."""
+
+    def answer(self, path: str, params: Any, what: str) -> tuple[int, str, bytes]:
+        """The kept answer of ``GET {api}{path}``: status, content type, body; else raise ReplayMiss."""
+
+
+# What the current send() is for ("list projects"): the replay adapter names it in its messages.
+_WHAT: ContextVar[str] = ContextVar("pm_notebook_http_what", default="this call")
+# Whether the current send() must reach the service: an answer that changes while one watches (an ingestion
+# status) or a write is never kept for replay, nor answered from kept answers.
+_LIVE: ContextVar[bool] = ContextVar("pm_notebook_http_live", default=False)
+
+
+def _refused(request: requests.PreparedRequest) -> ReplayMiss:
+    return ReplayMiss(
+        f"Replay mode sends no request, but {request.method} {_path(request.url)} was needed "
+        "and nothing stored answers it.",
+        hint="Run the notebook once against the service with caching on (PM_CACHE=1), then replay it.",
+    )
+
+
 class OfflineAdapter(BaseAdapter):
     """Mounted on a replay connection's session: every request is refused before any socket is opened."""
 
     def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
-        raise ReplayMiss(
-            f"Replay mode sends no request, but {request.method} {_path(request.url)} was needed "
-            "and nothing stored answers it.",
-            hint="Run the notebook once against the service with caching on (PM_CACHE=1), then replay it.",
-        )
+        raise _refused(request)
 
     def close(self) -> None:
         """Nothing to release: this adapter never opens a connection."""
 
 
-def set_offline(session: requests.Session, settings: Settings, offline: bool) -> None:
-    """Refuse every request of *session* (replay), or mount the normal retrying adapters again."""
-    adapter: BaseAdapter = (
-        OfflineAdapter()
-        if offline
-        else HTTPAdapter(
-            max_retries=retry_policy(settings.retries, settings.backoff_factor, settings.backoff_max)
-        )
-    )
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
+class ReplayAdapter(OfflineAdapter):
+    """Mounted on the REST API's root in replay: a GET is answered from the kept answers, with no socket
+    (and, see :func:`send`, with no token either); anything else is refused."""
+
+    def __init__(self, api_url: str, answers: StoredAnswers) -> None:
+        super().__init__()
+        self._api_url = api_url
+        self._answers = answers
+
+    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
+        if request.method != "GET" or _LIVE.get():
+            raise _refused(request)
+        path, params = _route(self._api_url, request.url or "")
+        status, content_type, body = self._answers.answer(path, params, _WHAT.get())
+        response = stored_response(request.url or "", status, content_type, body)
+        response.request = request
+        return response
+
+
+class KeepingAdapter(HTTPAdapter):
+    """Mounted on the REST API's root online: sends as usual, and keeps a GET's answer for replay while the
+    connection caches. A 200 or a 404 is an answer worth replaying; anything else (401, 5xx) is not kept."""
+
+    def __init__(self, api_url: str, answers: StoredAnswers, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._api_url = api_url
+        self._answers = answers
+
+    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
+        response = super().send(request, *args, **kwargs)
+        keep = request.method == "GET" and response.status_code in (200, 404) and not _LIVE.get()
+        if keep and self._answers.wants_answers():
+            path, params = _route(self._api_url, request.url or "")
+            content_type = response.headers.get("Content-Type", "application/json")
+            self._answers.keep_answer(path, params, response.status_code, content_type, response.content)
+        return response
+
+
+def _route(api_url: str, url: str) -> tuple[str, list[tuple[str, str]]]:
+    """A request's path under the API root and its query parameters, as the REST client gave them."""
+    parts = urlsplit(url)
+    root = urlsplit(api_url).path.rstrip("/")
+    return unquote(parts.path)[len(root) :], parse_qsl(parts.query, keep_blank_values=True)
+
+
+def use_answers(
+    session: requests.Session, settings: Settings, answers: StoredAnswers, *, replay: bool
+) -> None:
+    """Mount the adapters of a connection with an offline cache on *session*.
+
+    Online, every request goes out with the retry policy, and the REST API's GETs pass a
+    :class:`KeepingAdapter`; in replay, the REST API's GETs are answered by a :class:`ReplayAdapter` and
+    every other request is refused before any socket is opened.
+    """
+    root = settings.api_url.rstrip("/") + "/"
+    if replay:
+        outside: BaseAdapter = OfflineAdapter()
+        api: BaseAdapter = ReplayAdapter(settings.api_url, answers)
+    else:
+        policy = retry_policy(settings.retries, settings.backoff_factor, settings.backoff_max)
+        outside = HTTPAdapter(max_retries=policy)
+        api = KeepingAdapter(settings.api_url, answers, max_retries=policy)
+    session.mount("http://", outside)
+    session.mount("https://", outside)
+    session.mount(root, api)
 
 
 def stored_response(url: str, status: int, content_type: str, body: bytes) -> requests.Response:
@@ -239,23 +323,31 @@ def send(
     *,
     timeout: tuple[float, float],
     what: str,
+    live: bool = False,
     **kwargs: Any,
 ) -> requests.Response:
     """Send one request; translate every ``requests`` failure into a :class:`PMError` naming *url*.
 
     :param what: a few words for messages and logs ("list projects", "token request").
+    :param live: the answer must come from the service: never kept for replay nor answered from kept answers.
     :param kwargs: passed to ``session.request`` (``auth``, ``data``, ``params``, ``headers``, ``json``).
     :raises TransportError: the host could not be reached (refused, DNS, reset).
     :raises RequestTimeout: no answer within *timeout*.
     :raises ServiceUnavailable: retries ran out.
     """
     start = time.perf_counter()
+    described, lively = _WHAT.set(what), _LIVE.set(live)
     try:
+        if not live and isinstance(session.get_adapter(url), ReplayAdapter):
+            kwargs["auth"] = None  # answered from the kept answers: no token is asked for it
         response = session.request(method, url, timeout=timeout, **kwargs)
     except PMError:
         raise
     except requests.exceptions.RequestException as exc:
         raise _translate(exc, method, url, start, timeout, what) from None
+    finally:
+        _WHAT.reset(described)
+        _LIVE.reset(lively)
     _log(method, url, response.status_code, start, None)
     return response
 

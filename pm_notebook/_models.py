@@ -20,8 +20,18 @@ __all__ = [
     "VertexInstance",
     "Variant",
     "Workgroup",
+    "quote_identifier",
     "table_kind",
 ]
+
+
+def quote_identifier(name: str) -> str:
+    """*name* as a Druid SQL identifier: double-quoted, an inner ``"`` doubled (ids hold hyphens, so always).
+
+    >>> quote_identifier('we"ird-name')
+    '"we""ird-name"'
+    """
+    return '"' + name.replace('"', '""') + '"'
 
 
 def table_kind(name: str) -> str:
@@ -62,8 +72,8 @@ class Table:
 
     @property
     def sql_name(self) -> str:
-        """The name quoted for Druid SQL (names contain hyphens: always double-quote)."""
-        return '"' + self.name.replace('"', '""') + '"'
+        """The name quoted for Druid SQL (see :func:`quote_identifier`)."""
+        return quote_identifier(self.name)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -24,6 +24,7 @@ from urllib.parse import quote
 import requests
 
 from . import _http
+from ._checks import positive_int
 from ._models import (
     ColumnMapping,
     EdgeInstance,
@@ -114,9 +115,6 @@ class RestClient:
         self._settings = settings
         self._session = session
         self._auth = BearerAuth(tokens)
-        #: the offline cache's hook, set by the connection: ``exchange(path, params, what, send)`` returns the
-        #: response of one GET, calling ``send()`` to really send it (store) or not at all (replay)
-        self.exchange: Callable[..., requests.Response] | None = None
 
     def __repr__(self) -> str:
         return f"<RestClient {self._settings.api_url}>"
@@ -127,22 +125,18 @@ class RestClient:
         return _http.json_body(response, what=what)
 
     def _send(self, path: str, *, what: str, params: Any = None, live: bool = False) -> requests.Response:
-        """The response of one GET under the API root: every read of this client goes through here, and
-        through the offline cache's hook unless *live*."""
-        url = self._settings.api_url + path
-
-        def send() -> requests.Response:
-            return _http.send(
-                self._session,
-                "GET",
-                url,
-                timeout=self._settings.timeout,
-                what=what,
-                auth=self._auth,
-                params=params,
-            )
-
-        return send() if live or self.exchange is None else self.exchange(path, params, what, send)
+        """The response of one GET under the API root: every read of this client goes through here (and, while
+        the connection caches or replays, through the offline adapters, unless *live*)."""
+        return _http.send(
+            self._session,
+            "GET",
+            self._settings.api_url + path,
+            timeout=self._settings.timeout,
+            what=what,
+            live=live,
+            auth=self._auth,
+            params=params,
+        )
 
     def request(
         self,
@@ -174,6 +168,7 @@ class RestClient:
             self._settings.api_url + path,
             timeout=self._settings.timeout,
             what=what,
+            live=True,
             auth=self._auth,
             **kwargs,
         )
@@ -302,8 +297,7 @@ class RestClient:
         :param live: send every page (as :meth:`request` does), never through the offline cache.
         :raises ConfigurationError: *page_size* is not a positive integer.
         """
-        if not isinstance(page_size, int) or isinstance(page_size, bool) or page_size < 1:
-            raise ConfigurationError(f"page_size must be a positive integer, got {page_size!r}.")
+        page_size = positive_int(page_size, "page_size")
         return self._page_iter(path, params, what, keys, page_size, not_found, check, live)
 
     def _page_iter(

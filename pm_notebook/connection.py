@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _http, frames, lifecycle, sql
-from ._cache import ResultCache
 from ._cells import cell_int
+from ._checks import positive_int
 from ._models import (
     Column,
     ColumnMapping,
@@ -23,6 +22,7 @@ from ._models import (
     Variant,
     Workgroup,
 )
+from ._offline import REPLAY, STORE, Offline, recorded_connection
 from ._secret import Secret
 from .api import RestClient
 from .auth import TokenProvider
@@ -31,25 +31,15 @@ from .config import (
     Settings,
     cache_settings,
     check_option_names,
-    mask_jdbc_url,
     replay_settings,
     resolve,
 )
-from .errors import (
-    ClosedError,
-    ConfigurationError,
-    NotFound,
-    PMError,
-    QueryCancelled,
-    QueryError,
-    ReplayMiss,
-)
+from .errors import ClosedError, ConfigurationError, NotFound, QueryCancelled, ReplayMiss
 from .sql import dbapi
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import pyarrow as pa
-    import requests
 
     from .mining import ProcessLog
 
@@ -82,12 +72,6 @@ def _check_sql(sql_text: Any) -> None:
         raise ConfigurationError("The SQL text is empty.", hint="Pass a SELECT statement.")
 
 
-def _check_positive(value: Any, name: str) -> None:
-    """Refuse a row count that is not a positive ``int`` (a bool is not one)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigurationError(f"{name} must be a positive integer, got {value!r}.")
-
-
 class Connection:
     """A connection to one workgroup of the service.
 
@@ -115,14 +99,10 @@ class Connection:
         self._sql_transports: sql.Transports | None = None  # created on the first query
         self._closed = False
         self._online = online  # False: made for replay without connection values; can never go live
-        self._store = False
-        self._replay = False
-        self._results = ResultCache(CacheSettings.cache_dir)
-        self._recorded = False  # whether connection.json was written to the current cache folder
-        self._local = threading.local()  # per-thread "store this call" (magic --cache)
+        self._offline = Offline(settings)
+        _http.use_answers(self._session, settings, self._offline, replay=False)
         caching = caching or CacheSettings()
         self.configure_cache(cache=caching.cache, replay=caching.replay, cache_dir=caching.cache_dir)
-        self.rest.exchange = self._exchange
 
     @property
     def settings(self) -> Settings:
@@ -149,87 +129,36 @@ class Connection:
 
         :raises ConfigurationError: turning replay off on a connection made without connection values.
         """
-        if cache is not None:
-            self._store = bool(cache)
-        if cache_dir is not None:
-            folder = ResultCache(cache_dir)
-            if folder.folder != self._results.folder:
-                self._results, self._recorded = folder, False
-        if replay is not None and bool(replay) != self._replay:
+        self._offline.configure(cache=cache, cache_dir=cache_dir)
+        if replay is not None and bool(replay) != self._offline.replay:
             if not replay and not self._online:
                 raise ConfigurationError(
                     "This connection was opened for replay without connection values; it cannot go online.",
                     hint="Connect anew with pm_notebook.connect() and the PM_* values of the service.",
                 )
-            self._replay = bool(replay)
-            if self._replay:
+            self._offline.replay = bool(replay)
+            if replay:
                 self._close_sql()
-            _http.set_offline(self._session, self._settings, self._replay)
+            _http.use_answers(self._session, self._settings, self._offline, replay=bool(replay))
 
     @property
     def caching(self) -> bool:
         """Whether every result fetched is also stored in the cache folder."""
-        return self._store
+        return self._offline.store
 
     @property
     def replaying(self) -> bool:
         """Whether answers come from the cache folder only (no network)."""
-        return self._replay
+        return self._offline.replay
 
     @property
     def cache_dir(self) -> Path:
         """The cache folder (see :meth:`configure_cache`)."""
-        return self._results.folder
+        return self._offline.folder
 
-    @contextmanager
-    def storing(self) -> Iterator[None]:
+    def storing(self) -> AbstractContextManager[None]:
         """Within this block, this thread's queries and listings on this connection are stored too."""
-        before = getattr(self._local, "store", False)
-        self._local.store = True
-        try:
-            yield
-        finally:
-            self._local.store = before
-
-    def _mode(self, cache: bool | None = None) -> str | None:
-        """``"replay"``, ``"store"`` or None (plain live call) for one call (*cache*: that call's wish)."""
-        if self._replay:
-            return "replay"
-        wanted = (self._store or getattr(self._local, "store", False)) if cache is None else cache
-        return "store" if wanted else None
-
-    def _record_connection(self) -> None:
-        """Write the service's (non-secret) address beside the cache, so a replay needs no PM_* values."""
-        if self._recorded:
-            return
-        s = self._settings
-        record = {
-            "base_url": s.base_url,
-            "auth_url": s.auth_url,
-            "client_id": s.client_id,
-            "jdbc_url": mask_jdbc_url(s.jdbc_url),  # a driver password in the URL is never written down
-        }
-        self._results.store_rest("connection", [], record)
-        self._recorded = True
-
-    def _exchange(
-        self, path: str, params: Any, what: str, send: Callable[[], requests.Response]
-    ) -> requests.Response:
-        """Every REST GET of :attr:`rest` comes here: replayed, or sent and (when storing) stored.
-
-        Hooked at the one place REST answers arrive, so every listing (and any REST call added later) is
-        covered; a 200 or a 404 is an answer worth replaying, anything else (401, 5xx) is not stored.
-        """
-        mode = self._mode()
-        if mode == "replay":
-            status, content_type, body = self._results.load_response(path, params, what)
-            return _http.stored_response(self._settings.api_url + path, status, content_type, body)
-        response = send()
-        if mode == "store" and response.status_code in (200, 404):
-            self._record_connection()
-            content_type = response.headers.get("Content-Type", "application/json")
-            self._results.store_response(path, params, response.status_code, content_type, response.content)
-        return response
+        return self._offline.storing()
 
     def projects(self) -> list[Project]:
         """The workgroup's projects (``GET /pub/projects`` plus each project's details).
@@ -375,7 +304,7 @@ class Connection:
         self._session.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else ("replaying" if self._replay else "open")
+        state = "closed" if self._closed else ("replaying" if self._offline.replay else "open")
         s = self._settings
         return f"<Connection workgroup={s.client_id!r} base_url={s.base_url!r} {state}>"
 
@@ -404,15 +333,11 @@ class Connection:
         In replay mode nothing is probed: ``"auto"`` is the transport that served the stored ``"auto"``
         statements (so an answer's ``attrs["transport"]`` is the live run's).
         """
-        wanted = (name or self.sql_transport or "auto").lower()
-        if self._replay:
+        if self._offline.replay:
             self._check_open()
-            if wanted not in sql.TRANSPORTS:
-                raise ConfigurationError(
-                    f"Unknown SQL transport {wanted!r}.", hint=f"Use one of {', '.join(sql.TRANSPORTS)}."
-                )
-            return wanted if wanted != "auto" else self._results.auto_transport()
-        return self._sql().resolve(wanted)
+            wanted = sql.transport_name(name or self.sql_transport)
+            return wanted if wanted != "auto" else self._offline.auto_transport()
+        return self._sql().resolve(name or self.sql_transport)
 
     def _close_sql(self) -> None:
         transports, self._sql_transports = self._sql_transports, None
@@ -420,21 +345,63 @@ class Connection:
             transports.close()
 
     @contextmanager
-    def _statement(
-        self, sql_text: str, params: Any, transport: str | None, *, batch_rows: int | None = None
-    ) -> Iterator[tuple[str, sql.Result]]:
-        """Run one statement, giving the name of the transport that runs it and its open result.
+    def _served(
+        self,
+        sql_text: str,
+        params: Any,
+        transport: str | None,
+        cache: bool | None,
+        *,
+        limit: int = 0,
+        batch_rows: int | None = None,
+        on_rows: Callable[[int], None] | None = None,
+    ) -> Iterator[tuple[str, frames.Rows]]:
+        """Run one statement: the name of the transport that serves it and its rows, live, stored or replayed.
 
-        Every way of querying goes through here. Ctrl-C cancels the statement on the server and surfaces
-        as QueryCancelled; leaving the block early (a row cap, a loop left) closes it on the server.
+        Every statement method comes here, so anything that queries through this connection (the magic,
+        the process-mining answers) is stored and replayed without code of its own. In replay the transport
+        is the cache folder; while storing (*cache*, else the connection's setting) the live rows are read
+        whole and stored before they are served.
+
+        :param limit: serve at most this many rows (0: all); ``rows.truncated`` says whether more existed.
+        :param on_rows: called with the number of rows read so far (a progress line).
         """
+        mode = self._offline.mode(cache)
+        self._check_open()
         _check_sql(sql_text)
         values = sql.check_params(params)
-        chosen = self._sql().get(transport or self.sql_transport)
+        requested = sql.transport_name(transport or self.sql_transport)
+        if mode == REPLAY:
+            served = self._offline.replayer(requested).execute(sql_text, values, limit=limit, on_rows=on_rows)
+        else:
+            rows = batch_rows or self.sql_batch_rows
+            served = self._live(requested, sql_text, values, limit=limit, batch_rows=rows, on_rows=on_rows)
+            if mode == STORE:
+                served = self._offline.stored(served, sql_text, values, requested, limit=limit)
+        with served as (name, got):
+            yield name, got
+
+    @contextmanager
+    def _live(
+        self,
+        requested: str,
+        sql_text: str,
+        values: list[Any],
+        *,
+        limit: int,
+        batch_rows: int,
+        on_rows: Callable[[int], None] | None,
+    ) -> Iterator[tuple[str, frames.Rows]]:
+        """One statement on the service: the one place a transport executes.
+
+        Ctrl-C cancels the statement on the server and surfaces as QueryCancelled; leaving the block early
+        (a row cap, a loop left) closes it on the server.
+        """
+        chosen = self._sql().get(requested)
         result = None
         try:
-            result = chosen.execute(sql_text, values, batch_rows=batch_rows or self.sql_batch_rows)
-            yield chosen.name, result
+            result = chosen.execute(sql_text, values, batch_rows=batch_rows)
+            yield chosen.name, frames.parse(result.columns, result.batches(), limit=limit, on_rows=on_rows)
         except KeyboardInterrupt:
             if result is not None:
                 result.cancel()
@@ -503,78 +470,13 @@ class Connection:
         """
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise ConfigurationError(f"limit must be 0 (all rows) or a positive integer, got {limit!r}.")
-        if batch_rows is not None:
-            _check_positive(batch_rows, "batch_rows")
-        rows = batch_rows or self.sql_batch_rows
+        rows = self.sql_batch_rows if batch_rows is None else positive_int(batch_rows, "batch_rows")
         if limit:
             rows = min(rows, limit + 1)  # one row past the cap tells "more exist" from "exactly limit"
-        got = self._cached(sql, params, transport, cache, limit=limit, on_rows=on_rows, batch_rows=rows)
-        if got is not None:
-            table, name, truncated = got
-        else:
-            with self._statement(sql, params, transport, batch_rows=rows) as (name, result):
-                table, truncated = frames.collect(
-                    result.columns, result.batches(), limit=limit, on_rows=on_rows
-                )
-        return Fetched(frames.to_pandas(table, consume=True, transport=name), name, truncated)
-
-    def _cached(
-        self,
-        sql_text: str,
-        params: Any,
-        transport: str | None,
-        cache: bool | None,
-        *,
-        limit: int = 0,
-        on_rows: Callable[[int], None] | None = None,
-        batch_rows: int | None = None,
-    ) -> tuple[pa.Table, str, bool] | None:
-        """The whole result through the cache: replayed, or fetched and stored; None for a plain live call.
-
-        Every statement method comes here first, so anything that queries through this connection (the
-        magic, the process-mining answers) is stored and replayed without code of its own.
-
-        :return: the Arrow table, the transport that served it and whether the row cap cut it.
-        """
-        if cache is not None and not isinstance(cache, bool):
-            raise ConfigurationError(f"cache must be True, False or None, got {cache!r:.40}.")
-        mode = self._mode(cache)
-        if mode is None:
-            return None
-        self._check_open()
-        _check_sql(sql_text)
-        values = sql.check_params(params)
-        requested = (transport or self.sql_transport or "auto").lower()
-        if requested not in sql.TRANSPORTS:
-            raise ConfigurationError(
-                f"Unknown SQL transport {requested!r}.", hint=f"Use one of {', '.join(sql.TRANSPORTS)}."
-            )
-        if mode == "replay":
-            entry = self._results.find(sql_text, values, requested, limit=limit)
-            if entry.error is not None:
-                raise self._results.stored_error(entry)
-            table, truncated = self._results.load(entry), entry.truncated
-            if limit and table.num_rows > limit:
-                table, truncated = table.slice(0, limit), True
-            if on_rows is not None:
-                on_rows(table.num_rows)
-            return table, entry.transport, truncated
-        try:
-            with self._statement(sql_text, values, transport, batch_rows=batch_rows) as (name, result):
-                table, truncated = frames.collect(
-                    result.columns, result.batches(), limit=limit, on_rows=on_rows
-                )
-        except QueryError as err:
-            # The engine's own refusal (not a cancel nor a protocol hiccup) is an answer: replay shows it
-            if type(err) is QueryError and err.server_message:
-                self._record_connection()
-                self._results.store_error(sql_text, values, requested, err)
-            raise
-        self._record_connection()
-        self._results.store(
-            sql_text, values, requested, table, transport=name, truncated=truncated, limit=limit
-        )
-        return table, name, truncated
+        served = self._served(sql, params, transport, cache, limit=limit, batch_rows=rows, on_rows=on_rows)
+        with served as (name, got):
+            table = frames.to_table(got)
+        return Fetched(frames.to_pandas(table, consume=True, transport=name), name, got.truncated)
 
     def query(
         self, sql: str, params: Any = None, *, transport: str | None = None, cache: bool | None = None
@@ -597,11 +499,8 @@ class Connection:
         self, sql: str, params: Any = None, *, transport: str | None = None, cache: bool | None = None
     ) -> pa.Table:
         """Run *sql* and return a ``pyarrow.Table`` with the same types as :meth:`query` (*cache*: idem)."""
-        got = self._cached(sql, params, transport, cache)
-        if got is not None:
-            return got[0]
-        with self._statement(sql, params, transport) as (_, result):
-            return frames.batches_to_table(result.columns, result.batches())
+        with self._served(sql, params, transport, cache) as (_, got):
+            return frames.to_table(got)
 
     def query_chunks(
         self,
@@ -620,16 +519,10 @@ class Connection:
         (*cache*, or the connection's setting) or replayed, it is fetched whole first and then cut into
         chunks.
         """
-        _check_positive(chunk_rows, "chunk_rows")
-        got = self._cached(sql, params, transport, cache)
-        if got is not None:
-            table, name, _ = got
-            for start in range(0, max(table.num_rows, 1), chunk_rows):
-                yield frames.to_pandas(table.slice(start, chunk_rows), transport=name)
-            return
+        chunk_rows = positive_int(chunk_rows, "chunk_rows")
         batch_rows = min(chunk_rows, self.sql_batch_rows)
-        with self._statement(sql, params, transport, batch_rows=batch_rows) as (name, result):
-            for table in frames.rechunk(result.columns, result.batches(), chunk_rows):
+        with self._served(sql, params, transport, cache, batch_rows=batch_rows) as (name, got):
+            for table in frames.chunks(got, chunk_rows):
                 yield frames.to_pandas(table, consume=True, transport=name)
 
     def to_parquet(
@@ -651,20 +544,15 @@ class Connection:
         :param chunk_rows: rows per row group, and at most per transport batch (default
             :attr:`sql_batch_rows`): one chunk is held at a time, so memory follows it, not the result.
         """
-        if chunk_rows is not None:
-            _check_positive(chunk_rows, "chunk_rows")
-        rows = chunk_rows or self.sql_batch_rows
+        rows = self.sql_batch_rows if chunk_rows is None else positive_int(chunk_rows, "chunk_rows")
         path = frames.parquet_target(path)
-        got = self._cached(sql, params, transport, cache)
-        if got is not None:
-            return frames.write_table_parquet(got[0], path)
         batch_rows = min(rows, self.sql_batch_rows)
-        with self._statement(sql, params, transport, batch_rows=batch_rows) as (_, result):
-            return frames.write_parquet(result.columns, result.batches(), path, chunk_rows=rows)
+        with self._served(sql, params, transport, cache, batch_rows=batch_rows) as (_, got):
+            return frames.write_rows(got, path, chunk_rows=rows)
 
     def dbapi(self, *, transport: str | None = None) -> dbapi.Connection:
         """A PEP 249 connection (paramstyle ``qmark``) on its own transport, for ``pandas.read_sql`` etc."""
-        if self._replay:
+        if self._offline.replay:
             raise ReplayMiss(
                 "Replay mode opens no SQL connection, and a DB-API connection cannot be replayed.",
                 hint="Use conn.query / fetch / query_arrow / query_chunks / to_parquet, which replay; "
@@ -713,7 +601,7 @@ def connect(
         client_secret = Secret(client_secret)
     caching = cache_settings(cache, replay, cache_dir)
     check_option_names(options)
-    pinned = _transport_option(transport)
+    pinned = sql.transport_name(transport)
     if not caching.replay:
         settings = resolve(base_url, auth_url, client_id, client_secret, jdbc_url, **options)
         conn = Connection(settings, caching=caching)
@@ -721,30 +609,10 @@ def connect(
         return conn
     # Replay: the recorded (non-secret) address of the service names it in reprs; nothing is resolved, so
     # neither the environment's secret nor the keyring is read.
-    recorded = _recorded_connection(ResultCache(caching.cache_dir))
+    recorded = recorded_connection(caching.cache_dir)
     given = {"base_url": base_url, "auth_url": auth_url, "client_id": client_id, "jdbc_url": jdbc_url}
     recorded.update({k: v for k, v in given.items() if isinstance(v, str) and v.strip()})
     settings = replay_settings(recorded)
     conn = Connection(settings, caching=caching, online=False)
     conn.sql_transport = pinned
     return conn
-
-
-def _transport_option(transport: object) -> str:
-    """The ``transport`` argument of :func:`connect`, checked (a typo must not silently mean ``auto``)."""
-    if transport is None:
-        return "auto"
-    name = transport.lower() if isinstance(transport, str) else transport
-    if name not in sql.TRANSPORTS:
-        raise ConfigurationError(
-            f"Unknown SQL transport {transport!r}.", hint=f"Use one of {', '.join(sql.TRANSPORTS)}."
-        )
-    return str(name)
-
-
-def _recorded_connection(results: ResultCache) -> dict[str, Any]:
-    try:
-        value = results.load_rest("connection", [])
-    except (ReplayMiss, PMError):
-        return {}
-    return dict(value) if isinstance(value, dict) else {}

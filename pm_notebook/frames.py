@@ -37,7 +37,7 @@ import re
 import tempfile
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -53,15 +53,20 @@ from .errors import ConfigurationError, QueryError
 
 __all__ = [
     "ARROW_TYPES",
+    "Rows",
     "arrow_schema",
     "arrow_type",
     "batch_to_arrow",
     "batches_to_table",
+    "chunks",
     "collect",
     "parquet_target",
+    "parse",
     "rechunk",
     "to_pandas",
+    "to_table",
     "write_parquet",
+    "write_rows",
     "write_table_parquet",
 ]
 
@@ -72,11 +77,11 @@ _TEXT = pa.large_string()
 def _result_pool() -> pa.MemoryPool:
     """The Arrow memory pool that results are parsed and converted in.
 
-    jemalloc where this pyarrow has it, unless the user chose a pool (``ARROW_DEFAULT_MEMORY_POOL``): with
-    pyarrow's default, mimalloc, parsing a 100,000-row answer held 55-60 MB of RSS for 11-14 MB of Arrow
-    data (free pages kept committed per thread), 2-3x what jemalloc or the system allocator held for the same
-    parse; on the 1M-row answer the two took the same time within this machine's noise (bench/README.md,
-    issue 17). Only the buffers of query results come from it: the process's default pool is left alone.
+    jemalloc where this pyarrow has it, unless the user chose a pool (``ARROW_DEFAULT_MEMORY_POOL``):
+    pyarrow's default, mimalloc, keeps free pages committed per thread, so a parse holds several times the
+    memory of its Arrow data, where jemalloc returns it at the same speed (the figures are in
+    bench/README.md). Only the buffers of query results come from it: the process's default pool is left
+    alone.
     """
     if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
         return pa.default_memory_pool()
@@ -349,15 +354,14 @@ def _off_main_thread(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
     return _workers().submit(call, *args, **kwargs).result()
 
 
-def _parsed(batches: Iterable[Any], *, ahead: int = 1) -> Iterator[list[pa.RecordBatch]]:
+def _parsed(batches: Iterable[Any], *, ahead: int = 1) -> Generator[list[pa.RecordBatch], None, None]:
     """Each transport batch as record batches, in order, the next batch parsed while this one is handed on.
 
     A batch of JSON lines is parsed on a worker thread by a single-threaded CSV read, and the next batch is
-    taken from the transport (and parsed on the other worker) before this one is waited for. On two cores,
-    against parsing batch after batch with each read spread over both cores (which left a core idle at every
-    batch's start and end), the druid client's 1M-row answer took about 30% less time and the avatica
-    client's about 40% less (bench/README.md, issue 17). A second batch ahead measured no faster. Other
-    shapes (Arrow arrays, decoded columns) are converted in place.
+    taken from the transport (and parsed on the other worker) before this one is waited for: both cores
+    stay busy across batch boundaries, where parsing batch after batch with each read spread over both
+    cores leaves one idle at every batch's start and end. One batch ahead, because a second is no faster
+    (bench/README.md has the figures). Other shapes (Arrow arrays, decoded columns) are converted in place.
 
     The price: while the server is slow to send the next batch, the one before it waits with it (a batch
     is at most ``batch_rows`` rows). With *ahead* 0 nothing is taken ahead: a row cap then stops at the
@@ -435,10 +439,95 @@ def _array_lines_as_csv(
     return table
 
 
+class Rows:
+    """A result as Arrow record batches: its schema, the batches (read once, in order) and whether a row cap
+    cut it, known once the batches are read. Live, stored or replayed, every result reaches the shapers
+    (:func:`to_table`, :func:`chunks`, :func:`write_rows`) as one of these.
+    """
+
+    def __init__(self, schema: pa.Schema, batches: Iterable[pa.RecordBatch], *, truncated: bool = False):
+        self.schema = schema
+        self.truncated = truncated
+        self._batches = iter(batches)
+
+    @classmethod
+    def of_table(cls, table: pa.Table, *, truncated: bool = False) -> Rows:
+        """The rows of a whole table (a stored result)."""
+        return cls(table.schema, table.to_batches(), truncated=truncated)
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        return self._batches
+
+
+def parse(
+    columns: Sequence[Any],
+    batches: Iterable[Any],
+    *,
+    limit: int = 0,
+    on_rows: Callable[[int], None] | None = None,
+) -> Rows:
+    """Transport batches as :class:`Rows` typed by the declared *columns*, with a row cap and progress.
+
+    :param limit: keep at most this many rows (0: all). Reading stops at the first batch that goes past
+        the cap, so the caller can close the statement at once; to tell "exactly *limit* rows" from "more
+        exist", ask the transport for batches of at most ``limit + 1`` rows.
+    :param on_rows: called with the number of rows read so far after each transport batch.
+    """
+    if limit < 0:
+        raise ValueError(f"limit must be 0 (no cap) or a positive number of rows, got {limit}")
+    rows = Rows(arrow_schema(columns), ())
+
+    def read() -> Iterator[pa.RecordBatch]:
+        total = 0
+        # a cap reads no batch ahead, so it stops at the first batch past it
+        with contextlib.closing(_parsed(batches, ahead=0 if limit else 1)) as parsed:
+            for parts in parsed:
+                for part in parts:
+                    if limit and total + part.num_rows > limit:
+                        rows.truncated = True
+                        part = part.slice(0, limit - total)
+                    total += part.num_rows
+                    yield part
+                    if rows.truncated:
+                        break
+                if on_rows is not None:
+                    on_rows(total)
+                if rows.truncated:
+                    return
+
+    rows._batches = read()
+    return rows
+
+
+def to_table(rows: Rows) -> pa.Table:
+    """All of *rows* as one Arrow table (none: an empty table of their schema)."""
+    return pa.Table.from_batches(list(rows), schema=rows.schema)
+
+
+def chunks(rows: Rows, size: int) -> Iterator[pa.Table]:
+    """*rows* regrouped into Arrow tables of at most *size* rows (at least one, possibly empty)."""
+    if size < 1:
+        raise ValueError(f"chunk_rows must be a positive number of rows, got {size}")
+    pending: list[pa.RecordBatch] = []
+    held = 0
+    emitted = False
+    for record in rows:
+        while record.num_rows:
+            take = min(size - held, record.num_rows)
+            pending.append(record.slice(0, take))
+            record = record.slice(take)
+            held += take
+            if held == size:
+                yield pa.Table.from_batches(pending, schema=rows.schema)
+                emitted = True
+                pending, held = [], 0
+    if pending or not emitted:
+        yield pa.Table.from_batches(pending, schema=rows.schema)
+
+
 def batches_to_table(columns: Sequence[Any], batches: Iterable[Any]) -> pa.Table:
     """Collect transport batches into one Arrow table (no batches: an empty table of the declared types)."""
-    schema = arrow_schema(columns)
-    return pa.Table.from_batches([part for parts in _parsed(batches) for part in parts], schema=schema)
+    return to_table(parse(columns, batches))
 
 
 def collect(
@@ -448,54 +537,17 @@ def collect(
     limit: int = 0,
     on_rows: Callable[[int], None] | None = None,
 ) -> tuple[pa.Table, bool]:
-    """Collect transport batches into one Arrow table, with a row cap and a progress callback.
-
-    :param limit: keep at most this many rows (0: all). Reading stops at the first batch that goes past
-        the cap, so the caller can close the statement at once; to tell "exactly *limit* rows" from "more
-        exist", ask the transport for batches of at most ``limit + 1`` rows.
-    :param on_rows: called with the number of rows collected so far after each batch (a progress line).
-    :return: the table (empty tables keep the declared types) and whether the cap cut the result.
-    """
-    if limit < 0:
-        raise ValueError(f"limit must be 0 (no cap) or a positive number of rows, got {limit}")
-    schema = arrow_schema(columns)
-    kept: list[pa.RecordBatch] = []
-    total, cut = 0, False
-    for parts in _parsed(batches, ahead=0 if limit else 1):
-        for part in parts:
-            if limit and total + part.num_rows > limit:
-                kept.append(part.slice(0, limit - total))
-                total, cut = limit, True
-                break
-            kept.append(part)
-            total += part.num_rows
-        if on_rows is not None:
-            on_rows(total)
-        if cut:
-            break
-    return pa.Table.from_batches(kept, schema=schema), cut
+    """Collect transport batches into one Arrow table, with a row cap and a progress callback (see
+    :func:`parse`); return the table (empty tables keep the declared types) and whether the cap cut it."""
+    rows = parse(columns, batches, limit=limit, on_rows=on_rows)
+    return to_table(rows), rows.truncated
 
 
 def rechunk(columns: Sequence[Any], batches: Iterable[Any], rows: int) -> Iterator[pa.Table]:
     """Regroup transport batches into Arrow tables of at most *rows* rows (at least one, possibly empty)."""
     if rows < 1:
         raise ValueError(f"chunk_rows must be a positive number of rows, got {rows}")
-    schema = arrow_schema(columns)
-    pending: list[pa.RecordBatch] = []
-    held = 0
-    emitted = False
-    for record in (part for parts in _parsed(batches) for part in parts):
-        while record.num_rows:
-            take = min(rows - held, record.num_rows)
-            pending.append(record.slice(0, take))
-            record = record.slice(take)
-            held += take
-            if held == rows:
-                yield pa.Table.from_batches(pending, schema=schema)
-                emitted = True
-                pending, held = [], 0
-    if pending or not emitted:
-        yield pa.Table.from_batches(pending, schema=schema)
+    return chunks(parse(columns, batches), rows)
 
 
 def to_pandas(table: pa.Table, *, consume: bool = False, transport: str | None = None) -> pd.DataFrame:
@@ -552,17 +604,25 @@ def write_parquet(
 ) -> int:
     """Stream transport batches into a Parquet file (one row group per chunk); return the row count.
 
+    :raises ConfigurationError: *path* is not a usable file path (see :func:`parquet_target`).
+    """
+    return write_rows(parse(columns, batches), path, chunk_rows=chunk_rows)
+
+
+def write_rows(rows: Rows, path: Any, *, chunk_rows: int = 65536) -> int:
+    """Write *rows* into a Parquet file, one row group per chunk of *chunk_rows*; return the row count.
+
     Only one chunk is held at a time, so the result never sits in memory as a whole. The rows go to a
     temporary file in the target's folder that replaces *path* only once everything is written: an error or
     Ctrl-C midway leaves *path* as it was (absent, or the previous file) and removes the temporary file.
 
     :raises ConfigurationError: *path* is not a usable file path (see :func:`parquet_target`).
     """
-    return _write_tables(arrow_schema(columns), rechunk(columns, batches, chunk_rows), path)
+    return _write_tables(rows.schema, chunks(rows, chunk_rows), path)
 
 
 def write_table_parquet(table: pa.Table, path: Any) -> int:
-    """Write a whole Arrow table to a Parquet file at *path*, all or nothing like :func:`write_parquet`."""
+    """Write a whole Arrow table to a Parquet file at *path*, all or nothing like :func:`write_rows`."""
     return _write_tables(table.schema, [table], path)
 
 

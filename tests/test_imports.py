@@ -51,7 +51,7 @@ RULES: dict[str, set[str]] = {
     "config": set(),
     "_http": {"config"},
     "auth": {"_http", "config"},
-    "api": {"auth", "_http"},
+    "api": {"auth", "_http", "_checks"},
     "sql.base": {"config"},  # the contract: data types only (config derives the Target's URLs)
     "sql.params": set(),
     "sql._workers": set(),
@@ -67,13 +67,28 @@ RULES: dict[str, set[str]] = {
     "frames": {"sql.base"},  # for typing only
     # the offline result cache: files in, Arrow tables out; the connection decides when to use it
     "_cache": set(),
-    "connection": {"config", "auth", "api", "lifecycle", "sql", "frames", "_http", "mining", "_cache"},
+    # the offline policy: when to store, how to replay (SQL as Rows, REST as the HTTP adapters' answers)
+    "_offline": {"_cache", "frames", "config"},
+    "connection": {
+        "config",
+        "auth",
+        "api",
+        "lifecycle",
+        "sql",
+        "frames",
+        "_http",
+        "mining",
+        "_offline",
+        "_checks",
+    },
     # process-mining answers: core, run through the mining.Source protocol a Connection implements (never
     # the connection itself, not even for typing); never IPython, widgets or the sandbox
-    "mining.*": set(),
+    "mining.*": {"_checks"},
     "_context": set(),
+    # the shared argument checks (a positive count, a project by id or name): leaves only
+    "_checks": set(),
     # the magics: a frontend over the client (sql only for its TRANSPORTS names, see the test below)
-    "magic.*": {"connection", "config", "_context", "api", "sql"},
+    "magic.*": {"connection", "config", "_context", "_checks", "api", "sql"},
     "widgets.*": {"connection", "api", "config", "_context", "mining"},
     "testing": {"magic", "connection"},
     "sandbox.*": set(),

@@ -10,9 +10,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._checks import find_project
 from .._models import Column, Project, Table
 from ..api import to_frame
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, NotFound
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -51,27 +52,15 @@ class ProjectChoice:
 
 
 def pick_project(projects: list[Project], wanted: str) -> Project:
-    """The project whose id, or else name (case-insensitively), is *wanted*; a clear error otherwise.
+    """The project ``--project`` names: by id, or else name (case-insensitively); a clear error otherwise.
 
     >>> pick_project([Project("p-1", "Sales"), Project("p-2", "HR")], "hr").id
     'p-2'
     """
-    for p in projects:
-        if p.id == wanted:
-            return p
-    exact = [p for p in projects if p.name == wanted]
-    matches = exact or [p for p in projects if (p.name or "").casefold() == wanted.casefold()]
-    if len(matches) == 1:
-        return matches[0]
-    known = ", ".join(f"{p.name!r} ({p.id})" for p in projects) or "none"
-    if not matches:
-        raise ConfigurationError(
-            f"No project named or with id {wanted!r} in this workgroup.",
-            hint=f"Projects you can see: {known}.",
-        )
-    raise ConfigurationError(
-        f"{len(matches)} projects are named {wanted!r}.", hint=f"Use the project id instead: {known}."
-    )
+    try:
+        return find_project(projects, wanted)
+    except NotFound as err:  # to the magic, an unknown --project is a wrong option value
+        raise ConfigurationError(err.message, hint=err.hint) from None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import _models
+
 __all__ = ["Rendered", "TemplateError", "quote_identifier", "render"]
 
 # `{name}`, `{ name }` or `{{name}}`; JDBC escapes such as `{fn NOW()}` or `{d '2020-01-01'}` never match.
@@ -72,7 +74,7 @@ def quote_identifier(value: Any, *, name: str = "value") -> str:
         )
     if not value:
         raise TemplateError(f"{{{name}}} is an empty string; a table or column name is expected.")
-    return '"' + value.replace('"', '""') + '"'
+    return _models.quote_identifier(value)
 
 
 def _plain(value: Any) -> Any:

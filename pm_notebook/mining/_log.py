@@ -20,8 +20,9 @@ import numpy as np
 import pandas as pd
 
 from .._cells import cell_int
+from .._checks import find_project, positive_int
 from .._models import Project
-from ..errors import ConfigurationError, NotFound
+from ..errors import ConfigurationError
 from ._filters import (
     CaseFilter,
     CompletedByLookup,
@@ -87,20 +88,10 @@ class ProcessLog:
     @classmethod
     def open(cls, source: Source, project: Project | str, *, include_excluded: bool = False) -> ProcessLog:
         """Resolve *project* (a :class:`Project`, a project id or a project name) and read its schema."""
-        resolved: Project | None
         if isinstance(project, Project):
             resolved = project
         elif isinstance(project, str) and project.strip():
-            projects = source.projects()
-            resolved = next((p for p in projects if p.id == project), None) or next(
-                (p for p in projects if (p.name or "").casefold() == project.strip().casefold()), None
-            )
-            if resolved is None:
-                names = ", ".join(repr(p.name) for p in projects)
-                raise NotFound(
-                    f"No project with the id or name {project!r} in this workgroup.",
-                    hint=f"The workgroup's projects: {names or 'none'}.",
-                )
+            resolved = find_project(source.projects(), project)
         else:
             raise ConfigurationError(
                 f"mining() needs a project name, id or Project, got {type(project).__name__}.",
@@ -249,7 +240,7 @@ class ProcessLog:
     def variants(self, top: int = 20, by: str = "process") -> pd.DataFrame:
         """The *top* variants by cases: ordered activities, cases, share, cumulative share, median and p90
         duration, an example case; ``by="model"`` groups by model variant and names it (``Variant 1``...)."""
-        top = _positive(top, "top")
+        top = positive_int(top, "top")
         statement = variants_sql.variants(self._schema(), self._filters, top, _variant_by(by))
         frame = self._run(statement)
         total, sql_total = self._total_cases()
@@ -359,7 +350,7 @@ class ProcessLog:
     def bottlenecks(self, k: int = 10, metric: str = "p90") -> pd.DataFrame:
         """The *k* transitions between activities (START/END left out) with the longest waits, ranked by
         ``metric``: ``"p90"``, ``"median"``, ``"mean"`` or ``"total"`` (sum of waiting, i.e. impact)."""
-        k = _positive(k, "k")
+        k = positive_int(k, "k")
         if metric not in ("p90", "median", "mean", "total", "max"):
             raise ConfigurationError(
                 f"metric must be 'p90', 'median', 'mean', 'total' or 'max', got {metric!r}."
@@ -384,7 +375,7 @@ class ProcessLog:
             )
             return self._answer(frame, [statement])
         if by == "case":
-            top = _positive(top, "top")
+            top = positive_int(top, "top")
             statement = rework_sql.rework_by_case(self._schema(), self._filters, top)
             frame = self._run(statement)
             frame["rework"] = frame["rework"].astype("Int64")
@@ -479,12 +470,6 @@ class ProcessLog:
 # --- small helpers ----------------------------------------------------------------------------------
 def _rounded(values: pd.Series) -> pd.Series:
     return pd.to_numeric(values, errors="coerce").astype("float64").round().astype("Int64")
-
-
-def _positive(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ConfigurationError(f"{name} must be a positive integer, got {value!r}.")
-    return int(value)
 
 
 def _variant_by(by: str) -> str:

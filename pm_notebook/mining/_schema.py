@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._models import quote_identifier as quote
 from ..errors import SchemaError
 
 __all__ = ["ROLES", "Schema", "quote", "read_schema"]
@@ -53,11 +54,6 @@ ROLES: dict[str, dict[str, tuple[str, ...]]] = {
         "target": ("destination_vertex_name", "destinationvertexname"),
     },
 }
-
-
-def quote(identifier: str) -> str:
-    """Double-quote a Druid SQL identifier (project ids contain hyphens)."""
-    return '"' + identifier.replace('"', '""') + '"'
 
 
 def _slug(name: str) -> str:

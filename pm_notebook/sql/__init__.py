@@ -60,6 +60,7 @@ __all__ = [
     "make_transport",
     "run_in_worker",
     "run_interruptible",
+    "transport_name",
 ]
 
 log = logging.getLogger(__name__)
@@ -78,12 +79,23 @@ AUTO_ORDER = tuple(REGISTRY)
 TRANSPORTS = ("auto", *REGISTRY)
 
 
+def transport_name(value: object, *, concrete: bool = False) -> str:
+    """*value* as a transport name of :data:`TRANSPORTS` (``None`` is ``"auto"``; case does not matter).
+
+    :param concrete: refuse ``"auto"`` too (a name of :data:`REGISTRY` is needed).
+    :raises ConfigurationError: not a transport name (a typo must never silently mean ``"auto"``).
+    """
+    name = "auto" if value is None else value.lower() if isinstance(value, str) else value
+    if name not in (REGISTRY if concrete else TRANSPORTS):
+        raise ConfigurationError(
+            f"Unknown SQL transport {value!r}.", hint=f"Use one of {', '.join(TRANSPORTS)}."
+        )
+    return str(name)
+
+
 def make_transport(name: str, target: Target) -> Transport:
     """Build one concrete transport (a :data:`REGISTRY` name) for *target*; nothing is sent yet."""
-    if name not in REGISTRY:
-        raise ConfigurationError(
-            f"Unknown SQL transport {name!r}.", hint=f"Use one of {', '.join(TRANSPORTS)}."
-        )
+    name = transport_name(name, concrete=True)
     module = importlib.import_module(f"{__name__}.{REGISTRY[name]}")
     transport: Transport = module.open_transport(target)
     return transport
@@ -111,13 +123,7 @@ class Transports:
 
     def resolve(self, name: str | None) -> str:
         """The concrete transport name for *name* (``None``/``"auto"`` → the probed choice)."""
-        name = name or "auto"
-        if isinstance(name, str):
-            name = name.lower()
-        if name not in TRANSPORTS:
-            raise ConfigurationError(
-                f"Unknown SQL transport {name!r}.", hint=f"Use one of {', '.join(TRANSPORTS)}."
-            )
+        name = transport_name(name or None)
         if name != "auto":
             return name
         with self._lock:
