@@ -18,7 +18,8 @@ catching ``PMError`` never hides a bug in our code or in the caller's::
     │   └── UploadError             a file was refused (size, type) or its ingestion FAILED (``reason``)
     ├── MappingError                an event log's columns could not be mapped (also a ValueError)
     ├── QueryError                  the SQL engine refused or failed a statement (sqlstate, error_code)
-    │   └── QueryCancelled          the statement was cancelled (KeyboardInterrupt, timeout)
+    │   ├── QueryCancelled          the statement was cancelled (KeyboardInterrupt)
+    │   └── QueryTimeout            the statement ran past its time limit (``limit_ms``) and was stopped
     ├── SchemaError                 a project's tables lack a column an analysis needs (also a LookupError)
     ├── MissingDependency           an optional extra is not installed (also an ImportError)
     ├── CacheError                  a stored result (offline cache) is unreadable, corrupted or partial
@@ -53,6 +54,7 @@ __all__ = [
     "PermissionDenied",
     "QueryCancelled",
     "QueryError",
+    "QueryTimeout",
     "ReplayMiss",
     "RequestTimeout",
     "SchemaError",
@@ -231,6 +233,20 @@ class QueryError(PMError):
 
 class QueryCancelled(QueryError):
     """The statement was cancelled before it finished; the connection stays usable."""
+
+
+class QueryTimeout(QueryError):
+    """The statement ran longer than its time limit and the server stopped it; the connection stays usable.
+
+    Not a service outage: running it again hits the same limit. Raise the limit for this query with the query
+    context (``context={"timeout": <ms>}``, up to the server's maximum) or narrow the query.
+
+    :param limit_ms: the time limit in milliseconds, when the server or the context said it.
+    """
+
+    def __init__(self, message: str, *, limit_ms: int | None = None, **fields: Any) -> None:
+        super().__init__(message, **fields)
+        self.limit_ms = limit_ms
 
 
 class CacheError(PMError):

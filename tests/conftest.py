@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -192,3 +194,78 @@ def memory_keyring():
     keyring.set_keyring(ring)
     yield ring
     keyring.set_keyring(previous)
+
+
+#: rows of the ``numbers`` table of ``numbers_sql`` (one more than Druid's default ``maxSubqueryRows``)
+NUMBERS_ROWS = 100_001
+
+
+@dataclass(frozen=True)
+class NumbersSql:
+    """A SQL port (both protocols) over a small store whose demo workgroup also has a table ``numbers`` of
+    :data:`NUMBERS_ROWS` rows (``n`` = 0 … 100,000, ``__time`` one second apart from 2024-03-30 22:00 UTC),
+    the smallest data that makes a subquery Druid would refuse under its default ``maxSubqueryRows``."""
+
+    url: str
+    client_id: str
+    client_secret: str
+    engine: Any  # the SqlEngine (its ``holds`` switch makes a statement wait until its time limit)
+    avatica: Any  # the AvaticaService (its open connections)
+    rows: int = NUMBERS_ROWS
+
+    @property
+    def jdbc_url(self) -> str:
+        return f"jdbc:avatica:remote:url={self.url}/druid/v2/sql/avatica/"
+
+    def target(self) -> Any:
+        from pm_notebook.sql.base import Target
+
+        return Target.from_jdbc_url(self.jdbc_url, self.client_id, self.client_secret)
+
+
+@pytest.fixture(scope="session")
+def numbers_sql():
+    """The SQL app over the ``numbers`` store, served by uvicorn on a free loopback port in a thread."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import uvicorn
+
+    from pm_notebook.sandbox.data.store import ProjectRecord, build_store
+    from pm_notebook.sandbox.data.tables import ProjectTables
+    from pm_notebook.sandbox.sql.app import SqlOptions, create_sql_app
+
+    store = build_store(cases=5, seal=False)
+    demo = store.by_key("demo")
+    start = dt.datetime(2024, 3, 30, 22, 0, 0)
+    table = pa.table(
+        {
+            "__time": pa.array(
+                [start + dt.timedelta(seconds=i) for i in range(NUMBERS_ROWS)], pa.timestamp("ms")
+            ),
+            "n": pa.array(range(NUMBERS_ROWS), pa.int64()),
+        }
+    )
+    record = ProjectRecord(
+        id="numbers", name="numbers", description="numbers", created="2024-01-01T00:00:00Z"
+    )
+    store.add_project(demo.id, record, ProjectTables(tables={"numbers": table}, lookups={}))
+    store.seal()
+    app = create_sql_app(store, options=SqlOptions())
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60  # a hang guard
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the numbers SQL server did not start")
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield NumbersSql(
+        f"http://127.0.0.1:{port}", demo.id, demo.secret, app.state.sql_engine, app.state.avatica
+    )
+    server.should_exit = True
+    thread.join(timeout=60)
+    store.close()

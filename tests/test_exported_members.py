@@ -57,3 +57,15 @@ def test_public_callables_have_docstrings() -> None:
         "close",
     ):
         assert inspect.getdoc(getattr(pm_notebook.Connection, name)), name
+
+
+def test_every_error_is_drawn_in_the_error_tree() -> None:
+    from pm_notebook import errors
+
+    tree = errors.__doc__ or ""
+    for name in errors.__all__:
+        obj = getattr(errors, name)
+        if inspect.isclass(obj) and issubclass(obj, pm_notebook.PMError):
+            assert f" {name} " in tree, name
+    assert issubclass(pm_notebook.QueryTimeout, pm_notebook.QueryError)
+    assert not issubclass(pm_notebook.QueryTimeout, pm_notebook.QueryCancelled)

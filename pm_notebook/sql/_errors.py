@@ -16,11 +16,12 @@ from ..errors import (
     PMError,
     QueryCancelled,
     QueryError,
+    QueryTimeout,
     ServiceUnavailable,
     TransportError,
 )
 
-__all__ = ["from_avatica", "from_druid", "from_http_status", "from_java", "server_text"]
+__all__ = ["from_avatica", "from_druid", "from_http_status", "from_java", "server_text", "timeout_limit"]
 
 # SQLSTATE class (first two characters) -> error class. Druid sends "00000" for most failures, so the Avatica
 # error code below decides first; this table covers servers that send real SQLSTATEs.
@@ -44,6 +45,61 @@ _FRAMES = (
 )
 # Calcite's "line 1, column 8" and Druid's "(line [1], column [8])".
 _POSITION = re.compile(r"line \[?(\d+)\]?, column \[?(\d+)\]?")
+
+
+# Druid's time-limit failures: the legacy error code "Query timeout", the QueryTimeoutException class, its
+# "Query [id] timed out." message; the sandbox words it "Query timeout: the statement ran longer than 60 s".
+_TIMEOUT = re.compile(r"Query timeout|QueryTimeoutException|Query \[[^\]]*\] timed out", re.I)
+_LIMIT = re.compile(r"longer than (\d+(?:\.\d+)?) ?s\b")
+# Druid's subquery guardrail (ResourceLimitExceededException), in the wordings of Druid 0.20-27 and 28+.
+_SUBQUERY_LIMIT = re.compile(r"[Ss]ubquer(?:y|ies) generated results beyond maximum\[(\d+)\]")
+_TIMEOUT_HINT = (
+    "Raise the limit for this query with the query context, e.g. context={{'timeout': {suggest}}} "
+    "(milliseconds, up to the server's maximum), or narrow the query: a shorter time range, a filter, "
+    "fewer groups."
+)
+
+
+def timeout_limit(text: str) -> int | None:
+    """The time limit in ms a timeout message states (the sandbox's "longer than 60 s"), else ``None``."""
+    match = _LIMIT.search(text)
+    return round(float(match.group(1)) * 1000) if match else None
+
+
+def _timeout(
+    text: str,
+    *,
+    sql: str | None,
+    url: str | None,
+    limit_ms: int | None = None,
+    sqlstate: str | None = None,
+    code: int | None = None,
+) -> QueryTimeout:
+    limit = limit_ms if limit_ms is not None else timeout_limit(text)
+    said = f" (limit {limit:,} ms)" if limit is not None else ""
+    suggest = 2 * limit if limit else 300000
+    return QueryTimeout(
+        f"The query ran past its time limit{said} and the server stopped it: {text}",
+        limit_ms=limit,
+        sql=sql,
+        sqlstate=sqlstate,
+        error_code=code,
+        server_message=text,
+        hint=_TIMEOUT_HINT.format(suggest=suggest),
+        url=url,
+    )
+
+
+def _subquery_hint(text: str) -> str | None:
+    match = _SUBQUERY_LIMIT.search(text)
+    if match is None:
+        return None
+    limit = int(match.group(1))
+    return (
+        f"An IN (subquery) or a join on a subquery produced more than {limit:,} rows, which Druid must hold "
+        "in the broker's memory. Filter the subquery further, rewrite it as an aggregate over a GROUP BY, or "
+        f"raise the limit for this query with context={{'maxSubqueryRows': {2 * limit}}}."
+    )
 
 
 def server_text(message: str) -> str:
@@ -83,7 +139,9 @@ def _query_error(
         )
     if cls is not QueryError:
         return cls(text, url=url)
-    hint = None
+    if _TIMEOUT.search(text):
+        return _timeout(text, sql=sql, url=url, sqlstate=sqlstate, code=code)
+    hint = _subquery_hint(text)
     if code == _NO_CONNECTION_CODE:
         hint = "The server forgot the SQL connection (idle timeout or restart); run the query again."
     return QueryError(
@@ -102,9 +160,17 @@ def from_avatica(error: dict[str, Any], *, sql: str | None = None, url: str | No
     """An Avatica ``{"response":"error",...}`` object → the matching error (server message, no stack
     trace)."""
     message = error.get("errorMessage")
+    exceptions = error.get("exceptions") or []
     if not message:
-        exceptions = error.get("exceptions") or []
         message = server_text(exceptions[0]) if exceptions else "unknown server error"
+    if exceptions and "QueryTimeoutException" in str(exceptions[0]).split("\n", 1)[0]:
+        return _timeout(
+            server_text(str(message)),
+            sql=sql,
+            url=url,
+            sqlstate=error.get("sqlState"),
+            code=error.get("errorCode"),
+        )
     return _query_error(
         server_text(str(message)),
         sql=sql,
@@ -116,21 +182,35 @@ def from_avatica(error: dict[str, Any], *, sql: str | None = None, url: str | No
 
 def from_druid(status: int, body: Any, *, sql: str | None = None, url: str | None = None) -> PMError:
     """A Druid SQL API error answer (JSON ``error``/``errorMessage``/``errorClass``) → the matching error."""
+    druid_body = isinstance(body, dict)
     if isinstance(body, dict):
         text = str(body.get("errorMessage") or body.get("error") or body)
         code = body.get("errorCode")
         category = str(body.get("category") or body.get("error") or "")
+        legacy = " ".join(str(body.get(k) or "") for k in ("error", "errorClass"))
     else:
-        text, code, category = str(body or f"HTTP {status}"), None, ""
+        text, code, category, legacy = str(body or f"HTTP {status}"), None, "", ""
     if status in (401, 403):
         return AuthenticationError(
             f"The SQL endpoint refused the credentials: {text}", status=status, hint=_AUTH_HINT, url=url
         )
     if "cancel" in category.lower() or "cancel" in str(code or "").lower():
         return QueryCancelled(f"The query was cancelled: {text}", sql=sql, server_message=text, url=url)
+    # Druid answers a query past its time limit with 504 and category TIMEOUT (legacy "Query timeout",
+    # QueryTimeoutException): not an outage, and running it again meets the same limit.
+    if druid_body and (category.upper() == "TIMEOUT" or _TIMEOUT.search(legacy) or _TIMEOUT.search(text)):
+        return _timeout(text, sql=sql, url=url)
     if status in (429, 502, 503, 504):
         return from_http_status(status, text, url=url)
-    return QueryError(text, sql=sql, error_code=None, position=_position(text), server_message=text, url=url)
+    return QueryError(
+        text,
+        sql=sql,
+        error_code=None,
+        position=_position(text),
+        server_message=text,
+        hint=_subquery_hint(text),
+        url=url,
+    )
 
 
 def from_http_status(status: int, body: str, *, url: str | None = None) -> PMError:
@@ -139,7 +219,18 @@ def from_http_status(status: int, body: str, *, url: str | None = None) -> PMErr
         return AuthenticationError(
             f"The SQL endpoint answered HTTP {status}.", status=status, body=body, hint=_AUTH_HINT, url=url
         )
-    if status in (429, 502, 503, 504):
+    if status == 504:
+        # A gateway (router, proxy, load balancer) gave up waiting for the broker: the query runs longer
+        # than the gateway waits, which running it again does not change.
+        return QueryTimeout(
+            "A gateway in front of the SQL endpoint stopped waiting for the answer (HTTP 504): the query "
+            "runs longer than the gateway waits.",
+            server_message=body[:500] or None,
+            hint="Narrow the query (a shorter time range, a filter, fewer groups), or ask the service's "
+            "operators about the gateway's time limit.",
+            url=url,
+        )
+    if status in (429, 502, 503):
         return ServiceUnavailable(
             f"The SQL endpoint is unavailable (HTTP {status}).",
             status=status,

@@ -14,7 +14,9 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
@@ -26,6 +28,7 @@ from . import _protocol as proto
 from ._errors import from_http_status
 from ._workers import Pending
 from .base import Batch, ColumnSpec, Target
+from .context import check_context, context_key, context_properties
 from .params import check_params
 
 __all__ = ["AvaticaResult", "AvaticaTransport", "open_transport"]
@@ -34,6 +37,8 @@ log = logging.getLogger(__name__)
 
 _NO_SUCH_CONNECTION = 1
 FRAME_ROWS = 5000
+#: server connections kept open per transport, one per distinct query context (Druid allows 25 per broker)
+MAX_CONTEXTS = 4
 
 
 def open_transport(target: Target) -> AvaticaTransport:
@@ -41,8 +46,19 @@ def open_transport(target: Target) -> AvaticaTransport:
     return AvaticaTransport(target)
 
 
+@dataclass
+class _Link:
+    """One server-side Avatica connection, opened with one query context's properties."""
+
+    connection_id: str
+    statement_id: int | None = None  # reused for every unparameterised query
+
+
 class AvaticaTransport:
-    """One Avatica connection (opened lazily, reopened if the server forgot it) over one HTTP session.
+    """Avatica connections (opened lazily, reopened if the server forgot them) over one HTTP session.
+
+    Druid reads the query context from the properties of ``openConnection``, so each distinct context gets
+    a connection of its own: the last :data:`MAX_CONTEXTS` are kept open (the oldest is closed past that).
 
     :param target: the Avatica endpoint (``avatica_url``), the JDBC login and password (client id and
         secret: the secret stays a ``Secret`` inside the ``openConnection`` message until it is encoded, and
@@ -63,8 +79,7 @@ class AvaticaTransport:
         self._session = session or _http.sql_session()
         self._frame_rows = frame_rows
         self._lock = threading.RLock()
-        self._connection_id: str | None = None
-        self._statement_id: int | None = None  # reused for every unparameterised query
+        self._links: OrderedDict[tuple[tuple[str, str], ...], _Link] = OrderedDict()
         self._active: AvaticaResult | None = None
         self._closed = False
 
@@ -124,55 +139,83 @@ class AvaticaTransport:
 
         return Pending(post)
 
-    def _connection(self) -> str:
+    def _connection(self, context: dict[str, Any]) -> _Link:
+        """The connection opened with *context* as its properties (opened now if there is none)."""
         if self._closed:
             from ..errors import ClosedError
 
             raise ClosedError("This Avatica transport is closed.")
-        if self._connection_id is None:
-            connection_id = str(uuid.uuid4())
-            info = {"user": self._target.user, "password": self._target.password}
-            self.call(proto.open_connection(connection_id, info), "openConnection")
-            self.call(proto.connection_sync(connection_id), "connectionSync")
-            self._connection_id = connection_id
-            log.debug("Avatica connection %s opened on %s", connection_id, self.url)
-        return self._connection_id
+        key = context_key(context)
+        link = self._links.get(key)
+        if link is not None:
+            self._links.move_to_end(key)
+            return link
+        connection_id = str(uuid.uuid4())
+        # The context first: check_context refuses "user"/"password" keys, so the credentials always win.
+        info: dict[str, Any] = {
+            **context_properties(context),
+            "user": self._target.user,
+            "password": self._target.password,
+        }
+        self.call(proto.open_connection(connection_id, info), "openConnection")
+        self.call(proto.connection_sync(connection_id), "connectionSync")
+        link = self._links[key] = _Link(connection_id)
+        log.debug("Avatica connection %s opened on %s", connection_id, self.url)
+        while len(self._links) > MAX_CONTEXTS:
+            _, oldest = self._links.popitem(last=False)
+            self._close_link(oldest)
+        return link
 
-    def _forget_connection(self) -> None:
-        self._connection_id = None
-        self._statement_id = None
+    def _close_link(self, link: _Link) -> None:
+        try:
+            self.call(proto.close_connection(link.connection_id), "closeConnection")
+        except PMError as exc:
+            log.debug("closeConnection failed: %s", exc)
 
-    def _statement(self, connection_id: str) -> int:
-        if self._statement_id is None:
-            answer = self.call(proto.create_statement(connection_id), "createStatement")
-            self._statement_id = int(answer["statementId"])
-        return self._statement_id
+    def _forget_connection(self, link: _Link) -> None:
+        for key, known in list(self._links.items()):
+            if known is link:
+                del self._links[key]
+
+    def _statement(self, link: _Link) -> int:
+        if link.statement_id is None:
+            answer = self.call(proto.create_statement(link.connection_id), "createStatement")
+            link.statement_id = int(answer["statementId"])
+        return link.statement_id
 
     # -- statements
     def execute(
-        self, sql: str, params: Sequence[Any] | None = None, *, batch_rows: int = 65536
+        self,
+        sql: str,
+        params: Sequence[Any] | None = None,
+        *,
+        batch_rows: int = 65536,
+        context: Mapping[str, Any] | None = None,
     ) -> AvaticaResult:
-        """Run *sql* (``?`` placeholders bound from *params*) and return its open result."""
+        """Run *sql* (``?`` placeholders bound from *params*) on the connection whose properties are the
+        query *context* (checked first), and return its open result."""
         if not isinstance(sql, str) or not sql.strip():
             raise ConfigurationError("The SQL text is empty.", hint="Pass a SELECT statement.")
+        checked = check_context(context)
         values = proto.parameter_values(check_params(list(params or [])))
         with self._lock:
             if self._active is not None:  # one open result per connection: the old one is finished or dropped
                 self._active.close()
             for attempt in (1, 2):
+                link = self._connection(checked)
                 try:
-                    result = self._start(sql, values, batch_rows)
+                    result = self._start(link, sql, values, batch_rows)
                     break
                 except QueryError as exc:
                     if exc.error_code != _NO_SUCH_CONNECTION or attempt == 2:
                         raise
                     log.debug("Avatica connection lost on the server; reconnecting")
-                    self._forget_connection()
+                    self._forget_connection(link)
             self._active = result
             return result
 
-    def _start(self, sql: str, values: list[dict[str, Any]], batch_rows: int) -> AvaticaResult:
-        connection_id = self._connection()
+    def _start(self, link: _Link, sql: str, values: list[dict[str, Any]], batch_rows: int) -> AvaticaResult:
+        connection_id = link.connection_id
         if values:
             prepared = self.call(proto.prepare(connection_id, sql), "prepare", sql=sql)["statement"]
             declared = len((prepared.get("signature") or {}).get("parameters") or [])
@@ -185,7 +228,7 @@ class AvaticaTransport:
                     hint="Pass exactly one value per ?.",
                 )
             statement_id, owned = int(prepared["id"]), True
-            result = AvaticaResult(self, sql, connection_id, statement_id, owned, batch_rows)
+            result = AvaticaResult(self, sql, link, statement_id, owned, batch_rows)
             message = proto.execute(prepared, values, first_frame_rows=self._frame_rows)
             try:
                 answer, rows = self._interruptible(
@@ -195,8 +238,8 @@ class AvaticaTransport:
                 result.close()  # a failed prepared statement still counts against the server's limit
                 raise
         else:
-            statement_id, owned = self._statement(connection_id), False
-            result = AvaticaResult(self, sql, connection_id, statement_id, owned, batch_rows)
+            statement_id, owned = self._statement(link), False
+            result = AvaticaResult(self, sql, link, statement_id, owned, batch_rows)
             answer, rows = self._interruptible(
                 result,
                 lambda: self.call_frame(
@@ -208,8 +251,8 @@ class AvaticaTransport:
                 ),
             )
             if answer.get("missingStatement"):
-                self._statement_id = None
-                result.statement_id = statement_id = self._statement(connection_id)
+                link.statement_id = None
+                result.statement_id = statement_id = self._statement(link)
                 answer, rows = self.call_frame(
                     proto.prepare_and_execute(
                         connection_id, statement_id, sql, max_rows_in_first_frame=self._frame_rows
@@ -241,13 +284,10 @@ class AvaticaTransport:
                 return
             if self._active is not None:
                 self._active.close()
-            if self._connection_id is not None:
-                try:
-                    self.call(proto.close_connection(self._connection_id), "closeConnection")
-                except PMError as exc:
-                    log.debug("closeConnection failed: %s", exc)
+            for link in self._links.values():
+                self._close_link(link)
             self._closed = True
-            self._connection_id = None
+            self._links.clear()
             if self._own_session:
                 self._session.close()
 
@@ -260,14 +300,15 @@ class AvaticaResult:
         self,
         transport: AvaticaTransport,
         sql: str,
-        connection_id: str,
+        link: _Link,
         statement_id: int,
         owned: bool,
         batch_rows: int,
     ) -> None:
         self._transport = transport
         self.sql = sql
-        self.connection_id = connection_id
+        self._link = link
+        self.connection_id = link.connection_id
         self.statement_id = statement_id
         self._owned = owned
         self._batch_rows = max(1, batch_rows)
@@ -401,8 +442,8 @@ class AvaticaResult:
                 )
             except PMError as exc:
                 log.debug("closeStatement while cancelling failed: %s", exc)
-        if not self._owned and transport._statement_id == self.statement_id:
-            transport._statement_id = None  # the server closed it: the next query creates a new one
+        if not self._owned and self._link.statement_id == self.statement_id:
+            self._link.statement_id = None  # the server closed it: the next query creates a new one
         if transport._active is self:
             transport._active = None
 

@@ -7,7 +7,7 @@ without pulling in a transport.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -83,8 +83,17 @@ class Transport(Protocol):
     name: str
 
     def execute(
-        self, sql: str, params: Sequence[Any] | None = None, *, batch_rows: int = 65536
-    ) -> Result: ...
+        self,
+        sql: str,
+        params: Sequence[Any] | None = None,
+        *,
+        batch_rows: int = 65536,
+        context: Mapping[str, Any] | None = None,
+    ) -> Result:
+        """Run *sql* with Druid query *context* (checked by :func:`pm_notebook.sql.context.check_context`
+        before any request, then sent as the protocol sends it: the SQL API's ``context`` object, or the
+        Avatica/JDBC connection properties)."""
+        ...
 
     def close(self) -> None: ...
 

@@ -12,10 +12,11 @@ misuse of a closed object :class:`InterfaceError`.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import ClosedError, ConfigurationError, PMError, QueryError
+from .context import check_context
 
 __all__ = [
     "BINARY",
@@ -151,7 +152,7 @@ def TimestampFromTicks(ticks: float) -> dt.datetime:  # noqa: N802 - PEP 249 nam
 
 def _translate(exc: BaseException) -> Error:
     """Our errors → the PEP 249 class a DB-API caller expects (the original is chained)."""
-    from ..errors import QueryCancelled
+    from ..errors import QueryCancelled, QueryTimeout
 
     if isinstance(exc, Error):
         return exc
@@ -161,6 +162,8 @@ def _translate(exc: BaseException) -> Error:
         return ProgrammingError(str(exc), cause=exc)
     if isinstance(exc, QueryCancelled):
         return OperationalError(getattr(exc, "message", str(exc)), cause=exc)
+    if isinstance(exc, QueryTimeout):  # PEP 249: timeouts are OperationalError
+        return OperationalError(exc.message, hint=exc.hint, cause=exc)
     if isinstance(exc, QueryError):
         return ProgrammingError(exc.message, hint=exc.hint, cause=exc)
     if isinstance(exc, PMError):
@@ -187,6 +190,7 @@ class Connection:
     :param factory: builds the transport (``pm_notebook.Connection.dbapi`` passes a fresh one per connection).
     :param to_arrow: turns a transport batch into an Arrow record batch
     (``pm_notebook.frames.batch_to_arrow``).
+    :param context: the Druid query context of every statement (checked here, before any request).
     """
 
     # PEP 249 optional extension: the exception classes as connection attributes.
@@ -201,7 +205,15 @@ class Connection:
     ProgrammingError = ProgrammingError
     NotSupportedError = NotSupportedError
 
-    def __init__(self, factory: Callable[[], Any], *, to_arrow: Callable[[Any], Any]) -> None:
+    def __init__(
+        self,
+        factory: Callable[[], Any],
+        *,
+        to_arrow: Callable[[Any], Any],
+        context: Mapping[str, Any] | None = None,
+    ) -> None:
+        #: the checked context (a bad one raises ConfigurationError here, before any request)
+        self.context = check_context(context) or None
         self._factory = factory
         self._to_arrow = to_arrow
         self._transport: Any = None
@@ -287,7 +299,10 @@ class Cursor:
         self.description, self.rowcount, self._fetched = None, -1, 0
         transport = self.connection.transport()
         try:
-            result = transport.execute(operation, list(parameters or []))
+            if self.connection.context:
+                result = transport.execute(operation, list(parameters or []), context=self.connection.context)
+            else:
+                result = transport.execute(operation, list(parameters or []))
         except KeyboardInterrupt:
             raise OperationalError("The query was cancelled (KeyboardInterrupt).") from None
         except Exception as exc:

@@ -15,7 +15,7 @@ import collections
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import requests
@@ -25,6 +25,7 @@ from ..errors import ConfigurationError, PMError, QueryError
 from . import druid_protocol as wire
 from ._workers import run_in_worker
 from .base import Batch, ColumnSpec, Target
+from .context import check_context
 
 __all__ = ["DruidResult", "DruidTransport", "open_transport"]
 
@@ -146,17 +147,24 @@ class DruidTransport:
         return f"DruidTransport(url={self.url!r}, user={self._target.user!r})"
 
     def execute(
-        self, sql: str, params: Sequence[Any] | None = None, *, batch_rows: int = 65536
+        self,
+        sql: str,
+        params: Sequence[Any] | None = None,
+        *,
+        batch_rows: int = 65536,
+        context: Mapping[str, Any] | None = None,
     ) -> DruidResult:
-        """Send *sql* (``?`` placeholders bound from *params*) and return the streaming result."""
+        """Send *sql* (``?`` placeholders bound from *params*) with the query *context* (the request's
+        ``context`` object; its ``sqlQueryId``, if any, names the query) and return the streaming result."""
         if self._closed:
             from ..errors import ClosedError
 
             raise ClosedError("This Druid SQL transport is closed.")
         if not isinstance(sql, str) or not sql.strip():
             raise ConfigurationError("The SQL text is empty.", hint="Pass a SELECT statement.")
-        query_id = f"pm-{uuid.uuid4()}"
-        data = wire.request_body(sql, params, query_id)
+        checked = check_context(context)
+        query_id = str(checked.get("sqlQueryId") or f"pm-{uuid.uuid4()}")
+        data = wire.request_body(sql, params, query_id, checked)
         with self._lock:
             if self._active is not None:
                 self._active.close()

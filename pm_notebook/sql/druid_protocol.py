@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -41,8 +41,11 @@ def parameter(param: Param) -> dict[str, Any]:
     return {"type": param.type, "value": param.value}
 
 
-def request_body(sql: str, params: Sequence[Any] | None, query_id: str) -> bytes:
-    """The JSON body of one query: ``arrayLines`` with the three header lines, UTC, our query id."""
+def request_body(
+    sql: str, params: Sequence[Any] | None, query_id: str, context: Mapping[str, Any] | None = None
+) -> bytes:
+    """The JSON body of one query: ``arrayLines`` with the three header lines, our query id, and the query
+    *context* (already checked, see :mod:`pm_notebook.sql.context`) over the default ``sqlTimeZone`` UTC."""
     return orjson.dumps(
         {
             "query": sql,
@@ -51,7 +54,7 @@ def request_body(sql: str, params: Sequence[Any] | None, query_id: str) -> bytes
             "typesHeader": True,
             "sqlTypesHeader": True,
             "parameters": [parameter(p) for p in check_params(list(params or []))],
-            "context": {"sqlQueryId": query_id, "sqlTimeZone": "Etc/UTC"},
+            "context": {"sqlTimeZone": "Etc/UTC", **(context or {}), "sqlQueryId": query_id},
         }
     )
 

@@ -20,7 +20,9 @@ import logging
 import mmap
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -31,6 +33,7 @@ from ._errors import from_java
 from ._jvm import DRIVER_CLASS, HELPER_CLASS, clear_interrupt, ensure_jvm, helper_jar
 from ._workers import at_worker_exit, run_in_worker, run_interruptible
 from .base import Batch, ColumnSpec, Target
+from .context import check_context, context_key, context_properties
 from .params import Param, check_params
 
 __all__ = ["JdbcResult", "JdbcTransport", "open_transport", "run_java"]
@@ -40,6 +43,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 FETCH_SIZE = 5000
+#: Java connections kept open per transport, one per distinct query context
+MAX_CONTEXTS = 4
 # Rows per ColumnarReader chunk: the size of its reused Java buffers (the JVM heap is small, see _jvm) and of
 # the Arrow chunks; bigger chunks were not faster at 1M rows and grew the heap.
 READER_ROWS = 16384
@@ -97,8 +102,20 @@ def _detach_thread() -> None:
 at_worker_exit(_detach_thread)
 
 
+@dataclass
+class _Link:
+    """One Java connection, opened with one query context's properties, and its shared Statement."""
+
+    jconn: Any
+    shared: Any = None  # one Statement reused by unparameterised queries: one round trip each
+
+
 class JdbcTransport:
-    """One JDBC connection through the Avatica driver (opened lazily; replaced after a cancel).
+    """JDBC connections through the Avatica driver (opened lazily; replaced after a cancel).
+
+    The query context travels as connection properties (the driver sends them in ``openConnection``'s
+    ``info`` map, where Druid reads the context; keys written in the URL are not sent), so each distinct
+    context gets a connection of its own: the last :data:`MAX_CONTEXTS` are kept open.
 
     :param target: the JDBC URL, login and password (client id and secret: the secret is revealed only into
         the driver's ``Properties``) and the driver jar (else ``PM_JDBC_DRIVER``, else the cached download).
@@ -113,58 +130,76 @@ class JdbcTransport:
         )
         self._target = target
         self._lock = threading.RLock()
-        self._jconn: Any = None
-        self._shared: Any = None  # one Statement reused by unparameterised queries: one round trip each
+        self._links: OrderedDict[tuple[tuple[str, str], ...], _Link] = OrderedDict()
         self._active: JdbcResult | None = None
         self._closed = False
 
     def __repr__(self) -> str:
         return f"JdbcTransport(url={mask_jdbc_url(self.url)!r}, user={self._target.user!r})"
 
-    def _connection(self) -> Any:
+    def _connection(self, context: dict[str, Any]) -> _Link:
+        """The connection opened with *context* as its properties (opened now if there is none)."""
         if self._closed:
             raise ClosedError("This JDBC transport is closed.")
-        if self._jconn is None:
-            ensure_jvm(self._target.driver)
-            import jpype
+        key = context_key(context)
+        link = self._links.get(key)
+        if link is not None:
+            self._links.move_to_end(key)
+            return link
+        ensure_jvm(self._target.driver)
+        import jpype
 
-            props = jpype.java.util.Properties()
-            props.setProperty("user", self._target.user)
-            props.setProperty("password", self._target.password.reveal())  # straight into Java
-            driver = jpype.JClass(DRIVER_CLASS)()
-            try:
-                jconn = run_java(lambda: driver.connect(self.url, props))
-            except jpype.JException as exc:
-                raise from_java(exc, url=mask_jdbc_url(self.url)) from None
-            if jconn is None:
-                raise ConfigurationError(
-                    f"The Avatica driver does not accept the URL {mask_jdbc_url(self.url)!r}."
-                )
-            self._jconn = jconn
-            log.debug("JDBC connection opened on %s", mask_jdbc_url(self.url))
-        return self._jconn
+        props = jpype.java.util.Properties()
+        for name, value in context_properties(context).items():
+            props.setProperty(name, value)
+        props.setProperty("user", self._target.user)
+        props.setProperty("password", self._target.password.reveal())  # straight into Java
+        driver = jpype.JClass(DRIVER_CLASS)()
+        try:
+            jconn = run_java(lambda: driver.connect(self.url, props))
+        except jpype.JException as exc:
+            raise from_java(exc, url=mask_jdbc_url(self.url)) from None
+        if jconn is None:
+            raise ConfigurationError(
+                f"The Avatica driver does not accept the URL {mask_jdbc_url(self.url)!r}."
+            )
+        link = self._links[key] = _Link(jconn)
+        log.debug("JDBC connection opened on %s", mask_jdbc_url(self.url))
+        while len(self._links) > MAX_CONTEXTS:
+            _, oldest = self._links.popitem(last=False)
+            _quiet_close(oldest.jconn)
+        return link
 
-    def abandon_connection(self) -> None:
-        """Forget the Java connection (after a cancel it may still be busy); close it in the background."""
-        jconn, self._jconn = self._jconn, None
-        self._shared = None
-        if jconn is not None:
-            _close_in_background(jconn)
+    def abandon_connection(self, link: _Link) -> None:
+        """Forget a Java connection (after a cancel it may still be busy); close it in the background."""
+        for key, known in list(self._links.items()):
+            if known is link:
+                del self._links[key]
+        link.shared = None
+        _close_in_background(link.jconn)
 
     def execute(
-        self, sql: str, params: Sequence[Any] | None = None, *, batch_rows: int = 65536
+        self,
+        sql: str,
+        params: Sequence[Any] | None = None,
+        *,
+        batch_rows: int = 65536,
+        context: Mapping[str, Any] | None = None,
     ) -> JdbcResult:
-        """Run *sql* (``?`` placeholders bound by the driver from *params*) and return its open result."""
+        """Run *sql* (``?`` placeholders bound by the driver from *params*) on the connection whose
+        properties are the query *context* (checked first), and return its open result."""
         if not isinstance(sql, str) or not sql.strip():
             raise ConfigurationError("The SQL text is empty.", hint="Pass a SELECT statement.")
+        checked = check_context(context)
+        values = check_params(list(params or []))
         import jpype
 
         with self._lock:
             if self._active is not None:
                 self._active.close()
-            jconn = self._connection()
-            result = JdbcResult(self, sql, batch_rows)
-            values = check_params(list(params or []))
+            link = self._connection(checked)
+            jconn = link.jconn
+            result = JdbcResult(self, sql, batch_rows, link)
 
             def start() -> Any:
                 if values:
@@ -176,10 +211,10 @@ class JdbcTransport:
                     for i, value in enumerate(values, start=1):
                         _bind(statement, i, value)
                     return statement.executeQuery()
-                if self._shared is None:
-                    self._shared = jconn.createStatement()
-                result.statement, result.owned = self._shared, False
-                return self._shared.executeQuery(sql)
+                if link.shared is None:
+                    link.shared = jconn.createStatement()
+                result.statement, result.owned = link.shared, False
+                return link.shared.executeQuery(sql)
 
             def closing_on_error(call: Callable[[], T]) -> T:
                 try:
@@ -209,10 +244,9 @@ class JdbcTransport:
             if self._active is not None:
                 self._active.close()
             self._closed = True
-            if self._jconn is not None:
-                _quiet_close(self._jconn)
-                self._jconn = None
-                self._shared = None
+            for link in self._links.values():
+                _quiet_close(link.jconn)
+            self._links.clear()
 
 
 def _quiet_close(obj: Any) -> None:
@@ -265,8 +299,9 @@ def _bind(statement: Any, index: int, param: Param) -> None:
 class JdbcResult:
     """An executing JDBC statement read column-wise in chunks of ``batch_rows``."""
 
-    def __init__(self, transport: JdbcTransport, sql: str, batch_rows: int) -> None:
+    def __init__(self, transport: JdbcTransport, sql: str, batch_rows: int, link: _Link) -> None:
         self._transport = transport
+        self._link = link
         self.sql = sql
         self._batch_rows = max(1, batch_rows)
         self.statement: Any = None
@@ -333,7 +368,7 @@ class JdbcResult:
             # Not on this thread: the driver's Statement.cancel waits for the call the statement is in (the
             # very query being interrupted), so Ctrl-C would return only when the query ends.
             _close_in_background(self.statement, cancel_first=True)
-        self._transport.abandon_connection()
+        self._transport.abandon_connection(self._link)
         if self._transport._active is self:
             self._transport._active = None
 

@@ -151,7 +151,16 @@ def test_query_id_from_context(druid, tables):
             "not a valid BIGINT",
         ),
         ({"query": "SELECT ?", "parameters": []}, 400, "1 parameter(s)"),
-        ({"query": "SELECT 1", "context": {"sqlTimeZone": "Europe/Paris"}}, 400, "Europe/Paris"),
+        (
+            {"query": "SELECT 1", "context": {"timeout": "soon"}},
+            400,
+            "Expected key [timeout] to be in long format, but got [soon]",
+        ),
+        (
+            {"query": "SELECT 1", "context": {"timeout": -5}},
+            400,
+            "Timeout [timeout] must be a non negative value, but was -5",
+        ),
     ],
 )
 def test_errors_are_druid_shaped(sandbox, demo, http, body, status, needle):

@@ -11,7 +11,10 @@ with HTTP Basic ``client_id:client_secret``. Rows are encoded inside DuckDB as t
 With ``header`` the first row holds the column names (object formats: ``{"col": null}``, or
 ``{"col": {"type": ..., "sqlType": ...}}`` with the type flags; array and csv formats: extra rows of
 names, native types, SQL types). TIMESTAMP and DATE values are ISO-8601 strings in UTC
-(``2025-01-06T08:38:03.516Z``); arrays are JSON-stringified unless ``context.sqlStringifyArrays`` is false.
+(``2025-01-06T08:38:03.516Z``), whatever ``sqlTimeZone`` (Druid writes the same instant with the zone's
+offset); arrays are JSON-stringified unless ``context.sqlStringifyArrays`` is false. The query context goes
+to the engine (:class:`~.context.QueryContext`: ``timeout``, ``sqlTimeZone``, ``enableWindowing``,
+``maxSubqueryRows``); ``sqlQueryId`` names the query and comes back in the ``X-Druid-SQL-Query-Id`` header.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 import orjson
 import pyarrow.csv as pacsv
 
+from .context import QueryContext
 from .engine import Column, ResultStream, SqlEngine
 from .errors import SqlError
 from .rows import csv_sql, row_json_sql, text_buffer
@@ -142,9 +146,6 @@ def parse_request(body: bytes) -> DruidRequest:
     context = req.get("context") or {}
     if not isinstance(context, dict):
         raise SqlError('"context" must be a JSON object.')
-    tz = context.get("sqlTimeZone")
-    if tz and str(tz).upper() not in ("UTC", "ETC/UTC", "Z", "GMT"):
-        raise SqlError(f"sqlTimeZone '{tz}' is not supported by the sandbox (only UTC).", "unsupported")
     return DruidRequest(
         query=query,
         result_format=fmt,
@@ -155,11 +156,6 @@ def parse_request(body: bytes) -> DruidRequest:
         context=context,
         query_id=_query_id(context),
     )
-
-
-def _timeout(req: DruidRequest) -> float | None:
-    timeout = req.context.get("timeout")
-    return float(timeout) / 1000 if isinstance(timeout, int | float) and timeout > 0 else None
 
 
 @dataclass
@@ -226,7 +222,7 @@ def answer(
     stream early (without the final empty line of the ``*Lines`` formats), as Druid does.
     """
     fmt = req.result_format
-    stringify = bool(req.context.get("sqlStringifyArrays", True))
+    stringify = QueryContext.parse(req.context).stringify_arrays
     if fmt == "csv":
         select = csv_sql
     else:
@@ -250,7 +246,6 @@ def answer(
         req.query,
         req.parameters,
         select,
-        timeout=_timeout(req),
         batch_rows=batch_rows,
         on_open=running.track(req.query_id, client_id) if running is not None else None,
         context=req.context,

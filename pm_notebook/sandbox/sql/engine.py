@@ -23,6 +23,7 @@ import contextlib
 import heapq
 import itertools
 import logging
+import re
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -35,8 +36,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .access import META_SCHEMA, Catalog
+from .context import DEFAULT_MAX_SUBQUERY_ROWS, QueryContext
 from .dialect import Translated, duckdb_to_druid, from_duckdb, translate
-from .errors import SqlError
+from .errors import SqlError, subquery_limit
 
 __all__ = [
     "Column",
@@ -195,21 +197,23 @@ class SqlEngine:
         """The workgroup's tables and lookups."""
         return self._workgroup(client_id).catalog
 
-    def translate(self, client_id: str, sql: str, context: Mapping[str, object] | None = None) -> Translated:
+    def translate(
+        self, client_id: str, sql: str, context: Mapping[str, object] | QueryContext | None = None
+    ) -> Translated:
         """Translate *sql* for the workgroup (cached per workgroup, LRU of 256 statements).
 
-        :param context: the query context (Druid SQL API ``context``, Avatica connection properties);
-            ``enableWindowing`` allows window functions.
+        :param context: the query context (Druid SQL API ``context``, Avatica connection properties):
+            ``enableWindowing`` allows window functions, ``sqlTimeZone`` is the time functions' zone.
         """
         wg = self._workgroup(client_id)
-        windowing = windowing_enabled(context)
-        key = (sql, windowing)
+        ctx = context if isinstance(context, QueryContext) else QueryContext.parse(context)
+        key = (sql, ctx.windowing, ctx.time_zone)
         with wg.lock:
             hit = wg.translations.get(key)
             if hit is not None:
                 wg.translations.move_to_end(key)
                 return hit
-        translated = translate(sql, wg.catalog, windowing=windowing)
+        translated = translate(sql, wg.catalog, windowing=ctx.windowing, time_zone=ctx.time_zone)
         with wg.lock:
             wg.translations[key] = translated
             if len(wg.translations) > 256:
@@ -221,7 +225,7 @@ class SqlEngine:
         self, client_id: str, sql: str, context: Mapping[str, object] | None = None
     ) -> tuple[Translated, list[Column]]:
         """The result columns of *sql* without running it (parameters bound to NULL, no rows read)."""
-        translated, wg, _ = self._admit(client_id, sql, None, time.monotonic(), context)
+        translated, wg, _, _ = self._admit(client_id, sql, None, time.monotonic(), context)
         try:
             if translated.explain:
                 return translated, _EXPLAIN_COLUMNS
@@ -249,16 +253,20 @@ class SqlEngine:
     ) -> QueryResult:
         """Run *sql* with *params* (one value per ``?``) and return all rows.
 
-        :param timeout: seconds (capped by ``options.query_timeout``).
+        :param timeout: seconds (capped by ``options.query_timeout``); else the context's ``timeout``.
         :param max_rows: stop after this many rows (a client's ``maxRowCount``); the row cap still applies.
         :param on_open: called, before the query runs, with a function that cancels it from another thread.
-        :raises SqlError: refused, invalid, timed out, cancelled or over the row cap.
+        :param context: the query context (see :class:`~.context.QueryContext` for the keys honoured).
+        :raises SqlError: refused, invalid, timed out, cancelled, over the row cap or over
+            ``maxSubqueryRows``.
         """
         started = time.monotonic()
-        translated, wg, limit = self._admit(client_id, sql, timeout, started, context)
+        translated, wg, limit, ctx = self._admit(client_id, sql, timeout, started, context)
         try:
             params = list(params or [])
-            return self._run(client_id, sql, translated, params, limit, max_rows, started, on_open)
+            return self._run(
+                client_id, sql, translated, params, limit, max_rows, started, on_open, ctx.max_subquery_rows
+            )
         finally:
             wg.gate.release()
 
@@ -285,7 +293,7 @@ class SqlEngine:
         :raises SqlError: refused or invalid before any row; while iterating: timed out, over the row cap.
         """
         started = time.monotonic()
-        translated, wg, limit = self._admit(client_id, sql, timeout, started, context)
+        translated, wg, limit, ctx = self._admit(client_id, sql, timeout, started, context)
         return ResultStream(
             self,
             wg,
@@ -298,6 +306,7 @@ class SqlEngine:
             batch_rows,
             on_open,
             started,
+            ctx.max_subquery_rows,
         )
 
     def _admit(
@@ -307,26 +316,30 @@ class SqlEngine:
         timeout: float | None,
         started: float,
         context: Mapping[str, object] | None = None,
-    ) -> tuple[Translated, _Workgroup, float]:
+    ) -> tuple[Translated, _Workgroup, float, QueryContext]:
         """Take one of the workgroup's query slots, then translate *sql* (the caller releases the slot).
 
         The time limit runs from *started*: waiting for the slot and translating count against it, so a
         huge statement costs its own workgroup's slot and time, and cannot run past its limit.
 
-        :returns: the translation, the workgroup and the statement's time limit in seconds.
+        :returns: the translation, the workgroup, the statement's time limit in seconds (*timeout*, else
+            the context's ``timeout``, capped by ``options.query_timeout``) and the parsed context.
         """
         wg = self._workgroup(client_id)
+        ctx = QueryContext.parse(context)
+        if timeout is None:
+            timeout = ctx.timeout
         limit = self.options.query_timeout if timeout is None else min(timeout, self.options.query_timeout)
         if not wg.gate.acquire(timeout=max(0.0, started + limit - time.monotonic())):
             raise SqlError("Too many queries are running for this workgroup; try again shortly.", "capacity")
         try:
-            translated = self.translate(client_id, sql, context)
+            translated = self.translate(client_id, sql, ctx)
             if time.monotonic() - started >= limit:
                 raise _timed_out(limit)
         except BaseException:
             wg.gate.release()
             raise
-        return translated, wg, limit
+        return translated, wg, limit, ctx
 
     def _shape(
         self, wg: _Workgroup, cur: duckdb.DuckDBPyConnection, sql: str, bound: dict
@@ -359,6 +372,7 @@ class SqlEngine:
         max_rows: int | None,
         started: float,
         on_open: Callable[[Callable[[], None]], None] | None = None,
+        max_subquery_rows: int = DEFAULT_MAX_SUBQUERY_ROWS,
     ) -> QueryResult:
         running = Deadline(self._database(client_id).cursor(), timeout, sql, since=started)
         cur = running.cursor
@@ -371,6 +385,7 @@ class SqlEngine:
             bound = translated.bind(params)
             if translated.explain:
                 return self._explain(cur, translated, bound)
+            check_inlined(cur, translated, bound, max_subquery_rows)
             rel = cur.sql(translated.sql, params=bound)
             columns = [_column(n, t) for n, t in zip(rel.columns, rel.types, strict=True)]
             cap = self.options.max_rows
@@ -433,6 +448,7 @@ class ResultStream:
         batch_rows: int,
         on_open: Callable[[ResultStream], None] | None = None,
         started: float | None = None,
+        max_subquery_rows: int = DEFAULT_MAX_SUBQUERY_ROWS,
     ) -> None:
         self._gate: threading.BoundedSemaphore | None = wg.gate
         self._cap = engine.options.max_rows
@@ -460,6 +476,7 @@ class ResultStream:
                     f"e{i}": explained.table.column(i)[0].as_py() for i in range(explained.table.num_columns)
                 }
             else:
+                check_inlined(running.cursor, translated, bound, max_subquery_rows)
                 inner = translated.sql
             self.columns, duck_types = engine._shape(wg, running.cursor, inner, bound)
             sources = [f"c{i}" for i in range(len(self.columns))]
@@ -950,8 +967,33 @@ def _engine_error(e: duckdb.Error, sql: str) -> SqlError:
 
 def windowing_enabled(context: Mapping[str, object] | None) -> bool:
     """Whether a query context sets ``enableWindowing`` (a JSON boolean, or a property string ``"true"``)."""
-    value = (context or {}).get("enableWindowing")
-    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+    return QueryContext.parse(context).windowing
+
+
+_PARAM_NAME = re.compile(r"\$(p\d+)\b")
+
+
+def check_inlined(cur: duckdb.DuckDBPyConnection, translated: Translated, bound: dict, limit: int) -> None:
+    """Refuse the statement, as Druid's broker does, when a subquery it would inline (``IN (subquery)``, the
+    right-hand side of a join) produces more than *limit* rows (``maxSubqueryRows``).
+
+    Each such subquery is counted on the statement's own cursor, so its time limit and cancel apply; the
+    count stops at *limit* + 1 rows. ``IN`` counts distinct rows (Calcite plans it as a join on the
+    subquery's distinct values).
+    """
+    for kind, sub in translated.inlined:
+        names = set(_PARAM_NAME.findall(sub))
+        params = {k: v for k, v in bound.items() if k in names}
+        rows = "DISTINCT *" if kind == "in" else "1 AS one"
+        count_sql = (
+            f"SELECT count(*) FROM (SELECT {rows} FROM ({sub}) AS pm_inlined LIMIT {int(limit) + 1}) AS pm_n"
+        )
+        try:
+            counted = cur.execute(count_sql, params).fetchall()  # fetchall: leaves no unfinished result
+        except (duckdb.BinderException, duckdb.CatalogException):
+            continue  # a correlated subquery: not a standalone result (the query itself reports it)
+        if counted and counted[0][0] > limit:
+            raise subquery_limit(limit)
 
 
 def _read_catalog(db: duckdb.DuckDBPyConnection) -> Catalog:

@@ -14,7 +14,7 @@ messages end in `` (line [l], column [c])`` with the position repeated in ``cont
 
 from __future__ import annotations
 
-__all__ = ["SqlError", "invalid_sql", "not_planned", "unexpected_token"]
+__all__ = ["SqlError", "invalid_sql", "not_planned", "subquery_limit", "unexpected_token"]
 
 # kind -> (HTTP status, Druid errorCode, Druid category, Avatica errorCode, SQLSTATE, Avatica severity)
 _KINDS: dict[str, tuple[int, str, str, int, str, str]] = {
@@ -25,12 +25,15 @@ _KINDS: dict[str, tuple[int, str, str, int, str, str]] = {
     "no_connection": (400, "notFound", "NOT_FOUND", 1, "00000", "ERROR"),
     "timeout": (504, "timeout", "TIMEOUT", -1, "00000", "UNKNOWN"),
     "capacity": (429, "capacityExceeded", "CAPACITY_EXCEEDED", -1, "00000", "UNKNOWN"),
+    # ResourceLimitExceededException: a BadQueryException (400), USER_ERROR -> INVALID_INPUT through
+    # QueryExceptionCompat, whose errorCode is "legacyQueryException"
+    "resource_limit": (400, "legacyQueryException", "INVALID_INPUT", -1, "00000", "UNKNOWN"),
     "cancelled": (500, "canceled", "CANCELED", -1, "57014", "UNKNOWN"),
     "runtime": (500, "general", "RUNTIME_FAILURE", -1, "00000", "UNKNOWN"),
     "internal": (500, "internal", "UNCATEGORIZED", -1, "00000", "UNKNOWN"),
 }
 # Druid still answers these with its legacy QueryException fields next to the new ones.
-_LEGACY = {"timeout", "capacity", "cancelled", "internal", "unauthorized", "no_connection"}
+_LEGACY = {"timeout", "capacity", "cancelled", "internal", "unauthorized", "no_connection", "resource_limit"}
 
 
 class SqlError(Exception):
@@ -70,6 +73,7 @@ class SqlError(Exception):
             "no_connection": "org.apache.calcite.avatica.NoSuchConnectionException",
             "timeout": "org.apache.druid.query.QueryTimeoutException",
             "cancelled": "org.apache.druid.query.QueryInterruptedException",
+            "resource_limit": "org.apache.druid.query.ResourceLimitExceededException",
         }.get(kind, "org.apache.druid.error.DruidException")
 
     @property
@@ -94,6 +98,14 @@ class SqlError(Exception):
         if self.kind in _LEGACY:
             body["errorClass"] = self.java_class
             body["host"] = None
+        if self.kind == "resource_limit":  # Druid's ErrorResponse of a legacy QueryException
+            body["error"] = "Resource limit exceeded"
+            body["context"] = {
+                "host": None,
+                "errorClass": self.java_class,
+                "legacyErrorCode": "Resource limit exceeded",
+                **context,
+            }
         return body
 
     def avatica_body(self) -> dict:
@@ -141,4 +153,18 @@ def unexpected_token(token: str, line: int, col: int, expected: list[str] | None
         f"acceptable options: [{options}]",
         "invalid",
         context={"sourceType": "sql", "line": str(line), "column": str(col), "token": token},
+    )
+
+
+def subquery_limit(limit: int) -> SqlError:
+    """Druid's refusal of an inlined subquery result over ``maxSubqueryRows`` (``ClientQuerySegmentWalker``,
+    Druid 28 and later: ``ResourceLimitExceededException``, legacy code ``Resource limit exceeded``)."""
+    return SqlError(
+        f"Cannot issue the query, subqueries generated results beyond maximum[{limit}] rows. Try setting the "
+        "'maxSubqueryBytes' in the query context to 'auto' for enabling byte based limit, which chooses an "
+        "optimal limit based on memory size and result's heap usage or manually configure the values of "
+        "either 'maxSubqueryBytes' or 'maxSubqueryRows' in the query context. Manually alter the value "
+        "carefully as it can cause the broker to go out of memory.",
+        "resource_limit",
+        persona="OPERATOR",
     )

@@ -30,6 +30,7 @@ from .integers import integer_division
 from .multivalue import unnest_mv_groups
 from .strict import Source, check_depth, check_tokens
 from .strict import check_tree as check_strict_tree
+from .timefns import session_zone
 
 __all__ = ["Translated", "translate"]
 
@@ -64,6 +65,9 @@ class Translated:
     :param explain: the statement was ``EXPLAIN PLAN FOR <query>``.
     :param tables: the Druid tables the query reads (for EXPLAIN's RESOURCES).
     :param param_types: Druid SQL type guessed for each parameter (``OTHER`` when unknown).
+    :param inlined: the subqueries Druid's broker would inline (materialise) and cap by ``maxSubqueryRows``,
+        as ``(kind, DuckDB SQL)``: ``"in"`` for ``IN (subquery)`` (Calcite plans it as a join on the
+        subquery's distinct rows), ``"join"`` for a subquery on the right-hand side of a join.
     """
 
     sql: str
@@ -71,6 +75,7 @@ class Translated:
     explain: bool
     tables: tuple[str, ...]
     param_types: tuple[str, ...]
+    inlined: tuple[tuple[str, str], ...] = ()
 
     def bind(self, values: list) -> dict[str, object]:
         """The DuckDB parameter mapping for *values* (one per ``?``)."""
@@ -86,16 +91,20 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _EXPLAIN = re.compile(r"^EXPLAIN\s+PLAN\s+FOR\s+", re.IGNORECASE)
 
 
-def translate(sql: str, catalog: Catalog, *, windowing: bool = False) -> Translated:
+def translate(
+    sql: str, catalog: Catalog, *, windowing: bool = False, time_zone: str | None = None
+) -> Translated:
     """Translate one Druid SQL statement for DuckDB, refusing anything that is not Druid SQL.
 
     :param windowing: the query context enables window functions (``enableWindowing``).
+    :param time_zone: the query context's ``sqlTimeZone`` (``None``: UTC), the zone of the time functions.
 
     >>> translate("SELECT COUNT(*) FROM t", Catalog(tables={"t": {"x": "BIGINT"}})).sql
     'SELECT COUNT(*) FROM "druid"."t"'
     """
     try:
-        return _translate(sql, catalog, windowing)
+        with session_zone(time_zone):
+            return _translate(sql, catalog, windowing)
     except RecursionError:
         # Long operator chains nest as deeply as parentheses do; check_depth bounds the rest.
         raise invalid_sql(
@@ -175,7 +184,24 @@ def _translate(sql: str, catalog: Catalog, windowing: bool) -> Translated:
         explain=bool(explain_match),
         tables=tuple(dict.fromkeys(tables)),
         param_types=param_types,
+        inlined=_inlined(tree),
     )
+
+
+def _inlined(tree: exp.Expression) -> tuple[tuple[str, str], ...]:
+    """The subqueries Druid materialises on the broker: ``IN (subquery)`` and a join's right-hand subquery
+    (Druid needs the right side of a join globally available, so a subquery there is inlined)."""
+    found: list[tuple[str, str]] = []
+    for node in tree.find_all(exp.In):
+        query = node.args.get("query")
+        if query is not None:
+            body = query.this if isinstance(query, exp.Subquery) else query
+            found.append(("in", body.sql(dialect="duckdb")))
+    for join in tree.find_all(exp.Join):
+        right = join.this
+        if isinstance(right, exp.Subquery):
+            found.append(("join", right.this.sql(dialect="duckdb")))
+    return tuple(found)
 
 
 def _parse_error(e: ParseError, tokens: list, src: Source) -> SqlError:

@@ -1,14 +1,23 @@
-"""Druid's time functions over DuckDB: ISO-8601 periods, Joda patterns, UTC only.
+"""Druid's time functions over DuckDB: ISO-8601 periods, Joda patterns, time zones.
 
 ``TIME_FLOOR`` buckets are counted from the epoch (weeks from a Monday, months from a month start);
-``EXTRACT(DOW ...)`` is ISO (Monday = 1); time zones other than UTC are refused (the sandbox's data and
-``__time`` are UTC). Each ``time_*`` function takes the call node and its arguments and returns the DuckDB
-expression (they are the handlers of the function table in :mod:`.functions`).
+``EXTRACT(DOW ...)`` is ISO (Monday = 1). Each ``time_*`` function takes the call node and its arguments and
+returns the DuckDB expression (they are the handlers of the function table in :mod:`.functions`).
+
+Time zones: the data and ``__time`` are UTC instants. A function's time-zone argument, or else the query
+context's ``sqlTimeZone`` (:func:`session_zone`, set for one translation), makes it work on the zone's wall
+clock, as Druid does: the instant is turned into the zone's local time, floored, shifted, extracted or
+formatted there, and turned back into an instant (``FLOOR(__time TO DAY)`` in Europe/Paris is the instant of
+local midnight). A zone Druid's parser does not know means UTC, as in Druid.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
+import zoneinfo
+from collections.abc import Iterator
 
 from sqlglot import exp
 
@@ -85,12 +94,63 @@ def _interval(period: str, fn: str) -> tuple[str, bool]:
     return " ".join(parts), ("Y" in g or "M" in g)
 
 
-def _check_tz(node: exp.Expression | None, fn: str) -> None:
+_SESSION_ZONE: contextvars.ContextVar[str | None] = contextvars.ContextVar("pm_sql_time_zone", default=None)
+_OFFSET = re.compile(r"^([+-])([01]\d|2[0-3]):?([0-5]\d)$")
+_UTC_NAMES = {"UTC", "Z", "GMT", "ETC/UTC", "ETC/GMT", "UCT", "ZULU", "UNIVERSAL"}
+
+
+@contextlib.contextmanager
+def session_zone(zone: str | None) -> Iterator[None]:
+    """Translate with *zone* (the query context's ``sqlTimeZone``; ``None``: UTC) as the default zone of
+    the time functions."""
+    token = _SESSION_ZONE.set(zone)
+    try:
+        yield
+    finally:
+        _SESSION_ZONE.reset(token)
+
+
+def _known_zone(text: str) -> str | None:
+    """*text* as a zone DuckDB knows (IANA name, or ``+hh:mm`` as a fixed-offset ``Etc/GMT`` zone when it is
+    whole hours), ``None`` for UTC and for names Druid's parser does not know (it falls back to UTC)."""
+    zone = text.strip()
+    if not zone or zone.upper() in _UTC_NAMES:
+        return None
+    match = _OFFSET.match(zone)
+    if match:
+        sign, hours, minutes = match.groups()
+        if int(hours) == 0 and int(minutes) == 0:
+            return None
+        if minutes != "00":
+            raise SqlError(
+                f"Time zone offset '{zone}' is not supported by the sandbox (whole hours only).",
+                "unsupported",
+            )
+        # POSIX sign: Etc/GMT-2 is two hours ahead of UTC
+        return f"Etc/GMT{'-' if sign == '+' else '+'}{int(hours)}"
+    try:
+        zoneinfo.ZoneInfo(zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return None
+    return zone
+
+
+def _zone(node: exp.Expression | None, fn: str) -> str | None:
+    """The zone a time function works in: its own argument, else the session's (``None``: UTC)."""
     if node is None or isinstance(node, exp.Null):
-        return
-    tz = literal_str(node, "the time zone", fn)
-    if tz.upper() not in ("UTC", "ETC/UTC", "Z", "+00:00", "GMT"):
-        raise SqlError(f"{fn}: time zone '{tz}' is not supported by the sandbox (only UTC).", "unsupported")
+        session = _SESSION_ZONE.get()
+        return _known_zone(session) if session else None
+    return _known_zone(literal_str(node, "the time zone", fn))
+
+
+def _local(ts: exp.Expression, zone: str) -> exp.Expression:
+    """The wall-clock time in *zone* of the UTC instant *ts*."""
+    return tmpl(f"timezone('{zone}', timezone('UTC', CAST(__A__ AS TIMESTAMP)))", A=ts)
+
+
+def _instant(local: exp.Expression, zone: str) -> exp.Expression:
+    """The UTC instant of the wall-clock time *local* in *zone*."""
+    return tmpl(f"timezone('UTC', timezone('{zone}', __A__))", A=local)
 
 
 def joda_to_strftime(pattern: str) -> str:
@@ -128,28 +188,41 @@ def _unit(node: exp.Expression | None, fn: str) -> str:
     return name
 
 
+def _floor_local(ts: exp.Expression, a: list[exp.Expression], fn: str, zone: str | None) -> exp.Expression:
+    """``TIME_FLOOR`` of *ts* (already the wall clock of *zone*, or UTC) in that same clock."""
+    iv, monthly = _interval(literal_str(a[1], "the period", fn), fn)
+    if len(a) > 2 and not isinstance(a[2], exp.Null):
+        origin = a[2] if zone is None else _local(a[2], zone)
+        return tmpl(
+            f"time_bucket(INTERVAL '{iv}', CAST(__A__ AS TIMESTAMP), CAST(__B__ AS TIMESTAMP))",
+            A=ts,
+            B=origin,
+        )
+    if monthly or "week" in iv:
+        return tmpl(f"time_bucket(INTERVAL '{iv}', CAST(__A__ AS TIMESTAMP))", A=ts)
+    return tmpl(f"time_bucket(INTERVAL '{iv}', CAST(__A__ AS TIMESTAMP), TIMESTAMP '1970-01-01')", A=ts)
+
+
 def time_floor(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
     """``TIME_FLOOR(ts, period[, origin[, timezone]])``."""
     if len(a) < 2:
         raise SqlError("TIME_FLOOR needs (timestamp, period[, origin[, timezone]]).")
-    iv, monthly = _interval(literal_str(a[1], "the period", "TIME_FLOOR"), "TIME_FLOOR")
-    _check_tz(a[3] if len(a) > 3 else None, "TIME_FLOOR")
-    if len(a) > 2 and not isinstance(a[2], exp.Null):
-        return tmpl(
-            f"time_bucket(INTERVAL '{iv}', CAST(__A__ AS TIMESTAMP), CAST(__B__ AS TIMESTAMP))",
-            A=a[0],
-            B=a[2],
-        )
-    if monthly or "week" in iv:
-        return tmpl(f"time_bucket(INTERVAL '{iv}', CAST(__A__ AS TIMESTAMP))", A=a[0])
-    return tmpl(f"time_bucket(INTERVAL '{iv}', CAST(__A__ AS TIMESTAMP), TIMESTAMP '1970-01-01')", A=a[0])
+    zone = _zone(a[3] if len(a) > 3 else None, "TIME_FLOOR")
+    if zone is None:
+        return _floor_local(a[0], a, "TIME_FLOOR", None)
+    return _instant(_floor_local(_local(a[0], zone), a, "TIME_FLOOR", zone), zone)
 
 
 def time_ceil(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
     """``TIME_CEIL(ts, period[, origin[, timezone]])``."""
-    floor = time_floor(node, a)
+    if len(a) < 2:
+        raise SqlError("TIME_CEIL needs (timestamp, period[, origin[, timezone]]).")
+    zone = _zone(a[3] if len(a) > 3 else None, "TIME_CEIL")
     iv, _ = _interval(literal_str(a[1], "the period", "TIME_CEIL"), "TIME_CEIL")
-    return tmpl(f"CASE WHEN __F__ = __A__ THEN __F__ ELSE __F__ + INTERVAL '{iv}' END", F=floor, A=a[0])
+    ts = a[0] if zone is None else _local(a[0], zone)
+    floor = _floor_local(ts, a, "TIME_CEIL", zone)
+    ceil = tmpl(f"CASE WHEN __F__ = __A__ THEN __F__ ELSE __F__ + INTERVAL '{iv}' END", F=floor, A=ts)
+    return ceil if zone is None else _instant(ceil, zone)
 
 
 def time_shift(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
@@ -157,17 +230,19 @@ def time_shift(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
     if len(a) < 3:
         raise SqlError("TIME_SHIFT needs (timestamp, period, step[, timezone]).")
     iv, _ = _interval(literal_str(a[1], "the period", "TIME_SHIFT"), "TIME_SHIFT")
-    _check_tz(a[3] if len(a) > 3 else None, "TIME_SHIFT")
-    return tmpl(f"CAST(__A__ AS TIMESTAMP) + INTERVAL '{iv}' * CAST(__B__ AS BIGINT)", A=a[0], B=a[2])
+    zone = _zone(a[3] if len(a) > 3 else None, "TIME_SHIFT")
+    ts = a[0] if zone is None else _local(a[0], zone)
+    shifted = tmpl(f"CAST(__A__ AS TIMESTAMP) + INTERVAL '{iv}' * CAST(__B__ AS BIGINT)", A=ts, B=a[2])
+    return shifted if zone is None else _instant(shifted, zone)
 
 
 def time_extract(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
     """``TIME_EXTRACT(ts[, unit[, timezone]])``."""
     unit = literal_str(a[1], "the unit", "TIME_EXTRACT").upper() if len(a) > 1 else "MILLISECOND"
-    _check_tz(a[2] if len(a) > 2 else None, "TIME_EXTRACT")
+    zone = _zone(a[2] if len(a) > 2 else None, "TIME_EXTRACT")
     if unit not in EXTRACT:
         raise SqlError(f"TIME_EXTRACT: unknown unit '{unit}' (use one of {', '.join(sorted(EXTRACT))}).")
-    return tmpl(EXTRACT[unit], A=a[0])
+    return tmpl(EXTRACT[unit], A=a[0] if zone is None or unit == "EPOCH" else _local(a[0], zone))
 
 
 def time_format(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
@@ -175,18 +250,31 @@ def time_format(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression
     pattern = _ISO_FORMAT
     if len(a) > 1 and not isinstance(a[1], exp.Null):
         pattern = literal_str(a[1], "the pattern", "TIME_FORMAT")
-    _check_tz(a[2] if len(a) > 2 else None, "TIME_FORMAT")
+    zone = _zone(a[2] if len(a) > 2 else None, "TIME_FORMAT")
+    if zone is not None:
+        if pattern == _ISO_FORMAT:
+            pattern = "yyyy-MM-dd'T'HH:mm:ss.SSS"
+        if "Z" in re.sub(r"'[^']*'", "", pattern):
+            raise SqlError(
+                f"TIME_FORMAT: the zone offset letter 'Z' with time zone '{zone}' is not supported by the "
+                "sandbox (it formats the zone's wall clock without its offset).",
+                "unsupported",
+            )
     fmt = joda_to_strftime(pattern).replace("'", "''")
-    return tmpl(f"strftime(CAST(__A__ AS TIMESTAMP), '{fmt}')", A=a[0])
+    return tmpl(
+        f"strftime(CAST(__A__ AS TIMESTAMP), '{fmt}')", A=a[0] if zone is None else _local(a[0], zone)
+    )
 
 
 def time_parse(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
     """``TIME_PARSE(string[, pattern[, timezone]])``: NULL when the text does not parse, as in Druid."""
-    _check_tz(a[2] if len(a) > 2 else None, "TIME_PARSE")
+    zone = _zone(a[2] if len(a) > 2 else None, "TIME_PARSE")
     if len(a) > 1 and not isinstance(a[1], exp.Null):
         fmt = joda_to_strftime(literal_str(a[1], "the pattern", "TIME_PARSE")).replace("'", "''")
-        return tmpl(f"CAST(try_strptime(__A__, '{fmt}') AS TIMESTAMP)", A=a[0])
-    return tmpl("TRY_CAST(replace(replace(__A__, 'T', ' '), 'Z', '') AS TIMESTAMP)", A=a[0])
+        parsed = tmpl(f"CAST(try_strptime(__A__, '{fmt}') AS TIMESTAMP)", A=a[0])
+    else:
+        parsed = tmpl("TRY_CAST(replace(replace(__A__, 'T', ' '), 'Z', '') AS TIMESTAMP)", A=a[0])
+    return parsed if zone is None else _instant(parsed, zone)
 
 
 def timestampdiff(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
@@ -214,18 +302,26 @@ def timestampadd(node: exp.Expression, a: list[exp.Expression]) -> exp.Expressio
 def floor_ceil_to(node: exp.Floor | exp.Ceil) -> exp.Expression:
     """``FLOOR(ts TO unit)`` / ``CEIL(ts TO unit)``."""
     unit = _unit(node.args["to"], "FLOOR/CEIL ... TO")
+    zone = _zone(None, "FLOOR/CEIL ... TO")
+    ts = node.this if zone is None else _local(node.this, zone)
     if isinstance(node, exp.Floor):
-        return tmpl(f"date_trunc('{unit.lower()}', __A__)", A=node.this)
-    return tmpl(
-        f"CASE WHEN date_trunc('{unit.lower()}', __A__) = __A__ THEN CAST(__A__ AS TIMESTAMP) "
-        f"ELSE date_trunc('{unit.lower()}', __A__) + INTERVAL 1 {unit} END",
-        A=node.this,
-    )
+        out = tmpl(f"date_trunc('{unit.lower()}', __A__)", A=ts)
+    else:
+        out = tmpl(
+            f"CASE WHEN date_trunc('{unit.lower()}', __A__) = __A__ THEN CAST(__A__ AS TIMESTAMP) "
+            f"ELSE date_trunc('{unit.lower()}', __A__) + INTERVAL 1 {unit} END",
+            A=ts,
+        )
+    return out if zone is None else _instant(out, zone)
 
 
 def extract(node: exp.Extract) -> exp.Expression:
-    """``EXTRACT(unit FROM ts)`` with Druid's units (ISO day of week)."""
+    """``EXTRACT(unit FROM ts)`` with Druid's units (ISO day of week), in the session's time zone."""
     unit = (node.this.name if isinstance(node.this, exp.Var | exp.Column) else str(node.this)).upper()
     if unit in EXTRACT:
-        return tmpl(EXTRACT[unit], A=node.expression)
+        zone = _zone(None, "EXTRACT")
+        return tmpl(
+            EXTRACT[unit],
+            A=node.expression if zone is None or unit == "EPOCH" else _local(node.expression, zone),
+        )
     return node

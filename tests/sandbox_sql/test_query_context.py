@@ -1,0 +1,187 @@
+"""The SQL port reads the query context as Druid does, from the SQL API's ``context`` object and from
+Avatica's ``openConnection`` properties: the errors and limits are checked on the wire, with no client in
+between.
+
+The server is ``numbers_sql`` (tests/conftest.py), whose ``numbers`` table holds 100,001 rows
+(``n`` = 0 … 100,000).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import requests
+
+NUMBERS = '"numbers"'
+IN_ALL = f"SELECT COUNT(*) AS c FROM {NUMBERS} WHERE n IN (SELECT n FROM {NUMBERS})"
+JOIN_ALL = f"SELECT COUNT(*) AS c FROM {NUMBERS} a JOIN (SELECT n FROM {NUMBERS}) b ON a.n = b.n"
+LIMIT_MESSAGE = (
+    "Cannot issue the query, subqueries generated results beyond maximum[100000] rows. Try setting the "
+    "'maxSubqueryBytes' in the query context to 'auto' for enabling byte based limit, which chooses an "
+    "optimal limit based on memory size and result's heap usage or manually configure the values of either "
+    "'maxSubqueryBytes' or 'maxSubqueryRows' in the query context. Manually alter the value carefully as it "
+    "can cause the broker to go out of memory."
+)
+
+
+@pytest.fixture
+def post(numbers_sql):
+    auth = (numbers_sql.client_id, numbers_sql.client_secret)
+
+    def send(sql: str, **context) -> requests.Response:
+        body = {"query": sql, "context": context}
+        return requests.post(numbers_sql.url + "/druid/v2/sql/", json=body, auth=auth, timeout=120)
+
+    return send
+
+
+class Avatica:
+    """Raw Avatica JSON calls on one connection opened with the given properties."""
+
+    def __init__(self, numbers_sql, **properties: str) -> None:
+        self.url = numbers_sql.url + "/druid/v2/sql/avatica/"
+        self.cid = str(uuid.uuid4())
+        info = {"user": numbers_sql.client_id, "password": numbers_sql.client_secret, **properties}
+        assert self.call({"request": "openConnection", "connectionId": self.cid, "info": info})[0] == 200
+
+    def call(self, message: dict) -> tuple[int, dict]:
+        r = requests.post(self.url, json=message, timeout=120)
+        return r.status_code, r.json()
+
+    def query(self, sql: str) -> tuple[int, dict]:
+        status, created = self.call({"request": "createStatement", "connectionId": self.cid})
+        assert status == 200, created
+        return self.call(
+            {
+                "request": "prepareAndExecute",
+                "connectionId": self.cid,
+                "statementId": created["statementId"],
+                "sql": sql,
+                "maxRowsInFirstFrame": 100,
+                "maxRowCount": -1,
+            }
+        )
+
+    def close(self) -> None:
+        self.call({"request": "closeConnection", "connectionId": self.cid})
+
+
+@pytest.mark.parametrize("sql", [IN_ALL, JOIN_ALL], ids=["in-subquery", "join-subquery"])
+def test_druid_api_refuses_a_subquery_over_max_subquery_rows(post, sql):
+    r = post(sql)
+    assert r.status_code == 400, r.text
+    body = r.json()
+    assert body["error"] == "Resource limit exceeded"
+    assert body["errorCode"] == "legacyQueryException"
+    assert body["category"] == "INVALID_INPUT" and body["persona"] == "OPERATOR"
+    assert body["errorClass"] == "org.apache.druid.query.ResourceLimitExceededException"
+    assert body["context"]["legacyErrorCode"] == "Resource limit exceeded"
+    assert body["errorMessage"] == LIMIT_MESSAGE
+    raised = post(sql, maxSubqueryRows=100_001)
+    assert raised.status_code == 200, raised.text
+    assert raised.json() == [{"c": 100_001}]
+
+
+def test_druid_api_counts_distinct_values_of_an_in_subquery(post):
+    # 100,001 rows but 50,001 distinct values (0 … 50,000): Calcite plans IN as a join on the distinct values
+    sql = f"SELECT COUNT(*) AS c FROM {NUMBERS} WHERE n IN (SELECT n / 2 FROM {NUMBERS})"
+    refused = post(sql, maxSubqueryRows=50_000)
+    assert refused.status_code == 400 and "beyond maximum[50000] rows" in refused.json()["errorMessage"]
+    assert post(sql, maxSubqueryRows=50_001).json() == [{"c": 50_001}]
+
+
+def test_avatica_reads_max_subquery_rows_from_the_connection_properties(numbers_sql):
+    default = Avatica(numbers_sql)
+    raised = Avatica(numbers_sql, maxSubqueryRows="100001")
+    try:
+        status, error = default.query(IN_ALL)
+        assert status == 500 and error["response"] == "error"
+        assert error["errorMessage"] == LIMIT_MESSAGE
+        assert error["exceptions"][0].startswith("org.apache.druid.query.ResourceLimitExceededException: ")
+        status, answer = raised.query(IN_ALL)
+        assert status == 200, answer
+        assert answer["resultSets"][0]["firstFrame"]["rows"] == [[100_001]]
+    finally:
+        default.close()
+        raised.close()
+
+
+def test_avatica_reads_the_timeout_from_the_connection_properties(numbers_sql):
+    holds = numbers_sql.engine.holds
+    holds.arm("AS held_avatica", times=1)  # waits inside the engine until its time limit ends it
+    avatica = Avatica(numbers_sql, timeout="200")
+    try:
+        status, error = avatica.query("SELECT 1 AS held_avatica")
+    finally:
+        avatica.close()
+        holds.clear()
+    assert status == 500
+    assert error["errorMessage"].startswith("Query timeout: the statement ran longer than 0.2 s")
+    assert error["exceptions"][0].startswith("org.apache.druid.query.QueryTimeoutException")
+
+
+def test_druid_api_timeout_is_a_504_timeout(post, numbers_sql):
+    holds = numbers_sql.engine.holds
+    holds.arm("AS held_api", times=1)
+    try:
+        r = post("SELECT 1 AS held_api", timeout=200, sqlQueryId="timing-out")
+    finally:
+        holds.clear()
+    assert r.status_code == 504
+    assert r.headers["X-Druid-SQL-Query-Id"] == "timing-out"
+    body = r.json()
+    assert body["category"] == "TIMEOUT" and "ran longer than 0.2 s" in body["errorMessage"]
+
+
+def test_time_zone_from_properties_and_from_the_sql_api_agree(numbers_sql, post):
+    sql = (
+        f"SELECT FLOOR(__time TO DAY) AS d, TIME_EXTRACT(MIN(__time), 'HOUR') AS h, COUNT(*) AS c "
+        f"FROM {NUMBERS} GROUP BY 1 ORDER BY 1"
+    )
+    api = post(sql, sqlTimeZone="America/New_York")
+    assert api.status_code == 200, api.text
+    # local midnights in New York (UTC-4 in late March): 100,001 seconds from 2024-03-30 22:00 UTC
+    assert api.json() == [
+        {"d": "2024-03-30T04:00:00.000Z", "h": 18, "c": 21_600},
+        {"d": "2024-03-31T04:00:00.000Z", "h": 0, "c": 78_401},
+    ]
+    avatica = Avatica(numbers_sql, sqlTimeZone="America/New_York")
+    try:
+        status, answer = avatica.query(sql)
+    finally:
+        avatica.close()
+    assert status == 200, answer
+    rows = answer["resultSets"][0]["firstFrame"]["rows"]
+    assert [r[1:] for r in rows] == [[18, 21_600], [0, 78_401]]
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        {"sqlTimeZone": "Not/AZone"},  # Druid's parser falls back to UTC
+        {"useCache": False, "populateCache": "false", "priority": 5, "lane": "reports"},
+        {"someExtensionKey": {"nested": [1, 2]}},
+    ],
+)
+def test_keys_the_sandbox_does_not_act_on_are_accepted_silently(post, context):
+    r = post(f"SELECT TIME_FLOOR(MIN(__time), 'P1D') AS d FROM {NUMBERS}", **context)
+    assert r.status_code == 200, r.text
+    assert r.json() == [{"d": "2024-03-30T00:00:00.000Z"}]
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ({"timeout": "soon"}, "Expected key [timeout] to be in long format, but got [soon]"),
+        (
+            {"maxSubqueryRows": "many"},
+            "Expected key [maxSubqueryRows] to be in integer format, but got [many]",
+        ),
+        ({"timeout": -1}, "Timeout [timeout] must be a non negative value, but was -1"),
+    ],
+)
+def test_bad_context_values_get_druids_words(post, context, message):
+    r = post("SELECT 1 AS x", **context)
+    assert r.status_code == 400
+    assert r.json()["errorMessage"] == message
