@@ -387,24 +387,7 @@ def test_interrupt_cancels_the_query_on_the_server(pshell, sandbox, interrupt_wh
     assert int(pshell.user_ns["one"]["one"].iloc[0]) == 1
 
 
-# --- completion ------------------------------------------------------------------------------------------
-def _completions(shell, text: str) -> set[str]:
-    from IPython.core.completer import provisionalcompleter
-
-    shell.Completer.use_jedi = False
-    with provisionalcompleter():
-        return {c.text for c in shell.Completer.completions(text, len(text))}
-
-
-def test_tab_completion_in_cells(pshell, project):
-    assert "cases" in _completions(pshell, "%%pmsql\nSELECT * FROM {ca")
-    assert "duration" in _completions(pshell, "%%pmsql -o x\nSELECT dur")
-    assert "vertex_name" in _completions(pshell, "%%pmsql\nSELECT vertex_n")
-    assert f"{project.id}_vertex" in _completions(pshell, f'%pmsql SELECT * FROM "{project.id[:6]}')
-    assert "--to-parquet" in _completions(pshell, "%pmsql --to-p")
-    assert "duration" not in _completions(pshell, "x = dur")  # outside %pmsql nothing is added
-
-
+# --- completion (the completions themselves: test_completion.py) ------------------------------------------
 def test_reload_ext_keeps_one_magic_and_one_matcher(shell):
     shell.run_line_magic("reload_ext", "pm_notebook")
     from pm_notebook.magic import PmSql
