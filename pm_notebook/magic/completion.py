@@ -33,7 +33,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..connection import Connection
 
-__all__ = ["FUNCTIONS", "Word", "complete", "matcher", "sql_identifier", "statement_tables", "words_at"]
+__all__ = [
+    "FUNCTIONS",
+    "Word",
+    "complete",
+    "did_you_mean",
+    "matcher",
+    "sql_identifier",
+    "statement_tables",
+    "words_at",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -167,6 +176,38 @@ def statement_tables(sql: str, session: Session, conn: Connection) -> list[Table
     """The tables *sql* names: through a shortcut (``{vertex}``) or by their quoted name."""
     knows = _Knowledge(session, conn)
     return knows.named(sql)
+
+
+_UNKNOWN_COLUMN = re.compile(r"Column '([^']+)' not found")
+_UNKNOWN_OBJECT = re.compile(r"Object '([^']+)' not found")
+_UNKNOWN_FUNCTION = re.compile(r"No match found for function signature (\w+)\(")
+
+
+def did_you_mean(message: str, sql: str, session: Session, conn: Connection | None) -> str | None:
+    """What an unknown column, table or function in the server's *message* was probably meant to be, from what
+    completion knows (the columns of the tables *sql* names, the tables, the shortcuts, the functions)."""
+    import difflib
+
+    def closest(name: str, candidates: dict[str, str]) -> str | None:
+        by_key = {k.casefold(): v for k, v in candidates.items()}
+        found = difflib.get_close_matches(name.casefold(), list(by_key), n=1, cutoff=0.6)
+        return by_key[found[0]] if found else None
+
+    if m := _UNKNOWN_FUNCTION.search(message):
+        return closest(m.group(1), {f: f for f in FUNCTIONS})
+    if conn is None:
+        return None
+    knows = _Knowledge(session, conn)
+    if m := _UNKNOWN_COLUMN.search(message):
+        tables = knows.named(sql) or knows.tables()
+        return closest(m.group(1), {c: sql_identifier(c) for t in tables for c in knows.columns(t)})
+    if m := _UNKNOWN_OBJECT.search(message):
+        name = m.group(1)
+        shortcuts = {k: "{" + k + "}" for k in knows.shortcuts()}
+        if name in shortcuts:  # `FROM vertex`: the shortcut without its braces
+            return shortcuts[name]
+        return closest(name, {**shortcuts, **{t.name: t.sql_name for t in knows.tables()}})
+    return None
 
 
 def matcher(

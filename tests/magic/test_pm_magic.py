@@ -52,7 +52,7 @@ def test_sql_shows_the_statements_instead_of_the_table(pshell, conn, project):
     assert "<table" not in displayed(pshell, "text/html")[-1]
 
 
-def test_errors_are_usage_errors_with_the_hint(shell):
+def test_malformed_lines_are_usage_errors_with_the_hint(shell):
     with pytest.raises(UsageError) as info:
         shell.run_line_magic("pm", "variants --k 3")
     message = str(info.value)
@@ -63,7 +63,7 @@ def test_errors_are_usage_errors_with_the_hint(shell):
 
 
 def test_without_a_project_it_says_how_to_choose_one(shell):
-    with pytest.raises(UsageError, match='(?s)%pm needs a project.*--project "Purchase to Pay"'):
+    with pytest.raises(ConfigurationError, match='(?s)%pm needs a project.*--project "Purchase to Pay"'):
         shell.run_line_magic("pm", "summary")
 
 
