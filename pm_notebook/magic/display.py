@@ -15,16 +15,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._display import fit_svg, footer_html
 from ..errors import PMError, QueryCancelled, QueryError
 
 __all__ = [
     "Footer",
+    "MapView",
     "ProgressLine",
     "ResultView",
     "Source",
     "TextView",
+    "display_frame",
     "format_error",
     "mark_position",
+    "readable_duration",
     "shown",
 ]
 
@@ -73,10 +77,66 @@ class Footer:
         return out
 
 
+def readable_duration(value: Any) -> str:
+    """A duration rounded for reading: two units at most (``6 min 57 s``, ``2 d 3 h``), ``""`` when missing.
+
+    >>> import pandas as pd
+    >>> readable_duration(pd.Timedelta("00:06:56.822")), readable_duration(pd.Timedelta(days=2, hours=3))
+    ('6 min 57 s', '2 d 3 h')
+    """
+    import pandas as pd
+
+    if value is None or pd.isna(value):
+        return ""
+    seconds = pd.Timedelta(value).total_seconds()
+    sign, seconds = ("-" if seconds < 0 else ""), abs(seconds)
+    if seconds < 10:
+        return f"{sign}{seconds:.1f} s"
+    whole = round(seconds)
+    for size, unit, small_size, small in (
+        (86400, "d", 3600, "h"),
+        (3600, "h", 60, "min"),
+        (60, "min", 1, "s"),
+    ):
+        if whole >= size:
+            big, rest = divmod(whole, size)
+            part = round(rest / small_size)
+            if part * small_size == size:  # 59.6 min rounds up to the next hour
+                big, part = big + 1, 0
+            return f"{sign}{big} {unit}" + (f" {part} {small}" if part else "")
+    return f"{sign}{whole} s"
+
+
+# a UUID (a project, table or case id): long, and rarely what a reader looks at first
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def display_frame(frame: Any) -> tuple[Any, dict[Any, Callable[[Any], str]]]:
+    """*frame* as a notebook shows it: columns of UUIDs moved last (the essential columns come first), and
+    the formatters of its duration columns (:func:`readable_duration`). The frame itself is not changed."""
+    import pandas as pd
+
+    if not frame.columns.is_unique:
+        return frame, {}
+
+    def uuids(column: Any) -> bool:
+        values = frame[column].dropna()
+        return bool(len(values)) and isinstance(values.iloc[0], str) and bool(_UUID.fullmatch(values.iloc[0]))
+
+    columns = list(frame.columns)
+    late = [c for c in columns if pd.api.types.is_string_dtype(frame[c]) and uuids(c)]
+    if late and len(late) < len(columns):
+        frame = frame[[c for c in columns if c not in late] + late]
+    durations = [c for c in frame.columns if pd.api.types.is_timedelta64_dtype(frame[c])]
+    return frame, dict.fromkeys(durations, readable_duration)
+
+
 class ResultView:
     """The displayed form of a result: the first rows as a table, then the footer.
 
-    The DataFrame itself is kept whole (``-o NAME`` stores it); only the display is truncated.
+    The DataFrame itself is kept whole and unchanged (``-o NAME`` stores it, durations as full-precision
+    ``Timedelta``); only the display is truncated, shows durations rounded (:func:`readable_duration`, as
+    pandas' per-column ``formatters`` of ``to_html`` / ``to_string``) and puts columns of UUIDs last.
     """
 
     def __init__(self, frame: Any, footer: Footer, *, displaylimit: int) -> None:
@@ -84,17 +144,35 @@ class ResultView:
         self.footer = footer
         if displaylimit and len(frame) > displaylimit:
             footer.shown = displaylimit
-            self._head = frame.head(displaylimit)
+            head = frame.head(displaylimit)
         else:
-            self._head = frame
+            head = frame
+        self._head, self._formatters = display_frame(head)
 
     def _repr_html_(self) -> str:
-        table = self._head.to_html(max_rows=None, max_cols=None, border=0, classes="pm-result")
-        lines = "<br>".join(html.escape(line) for line in self.footer.text().split("\n"))
-        return f'{table}\n<div class="pm-footer" style="font-size:smaller;opacity:.75">{lines}</div>'
+        table = self._head.to_html(
+            max_rows=None, max_cols=None, border=0, classes="pm-result", formatters=self._formatters
+        )
+        return f"{table}\n{footer_html(self.footer.text())}"
 
     def __repr__(self) -> str:
-        return f"{self._head.to_string(max_rows=None, max_cols=None)}\n{self.footer.text()}"
+        table = self._head.to_string(max_rows=None, max_cols=None, formatters=self._formatters)
+        return f"{table}\n{self.footer.text()}"
+
+
+class MapView:
+    """A process map as a notebook shows it: fitted to the cell (:func:`pm_notebook._display.fit_svg`), then
+    its footer."""
+
+    def __init__(self, pmap: Any, footer: str) -> None:
+        self.pmap = pmap
+        self.footer = footer
+
+    def _repr_html_(self) -> str:
+        return fit_svg(self.pmap.svg()) + "\n" + footer_html(self.footer)
+
+    def __repr__(self) -> str:
+        return self.footer
 
 
 class TextView:

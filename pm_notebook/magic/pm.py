@@ -19,9 +19,10 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from traitlets import Int
 
+from .._display import map_summary
 from ..connection import Connection
 from ..errors import ConfigurationError, PMError, QueryCancelled
-from .display import Footer, ResultView, TextView, format_error, shown
+from .display import Footer, MapView, ResultView, TextView, format_error, shown
 from .session import Session
 
 __all__ = ["ANSWERS", "Pm", "parse_pm_args"]
@@ -187,9 +188,7 @@ class Pm(Magics):
         if args.sql:
             self._show(TextView(pmap.sql + ";"))
         else:
-            self._show(pmap)
-            shown = f"{len(pmap.nodes)} activities, {len(pmap.edges)} paths"
-            self._show(TextView(f"{shown} · {elapsed:.2f} s · via {transport}"))
+            self._show(MapView(pmap, f"{map_summary(pmap)} · {elapsed:.2f} s · via {transport}"))
         return self._keep(pmap, args)
 
     def _upload(self, conn: Connection, args: argparse.Namespace) -> None:

@@ -7,6 +7,7 @@ import threading
 import time
 
 import pandas as pd
+import pytest
 
 from pm_notebook.errors import NotFound, QueryCancelled, QueryError
 from pm_notebook.magic.display import (
@@ -16,6 +17,7 @@ from pm_notebook.magic.display import (
     Source,
     format_error,
     mark_position,
+    readable_duration,
     shown,
 )
 from pm_notebook.magic.template import render
@@ -140,3 +142,33 @@ def test_without_server_position_the_quoted_name_is_located():
     assert "SQLSTATE" not in text
     lost = QueryError("x", server_message="Object 'elsewhere' not found")
     assert "|" not in format_error(lost, sql=sql, source=Source(sql))
+
+
+def test_durations_are_displayed_rounded_and_the_frame_keeps_them_whole():
+    frame = pd.DataFrame(
+        {
+            "case": ["3f2b8c1e-0d4a-4c7b-9e6f-1a2b3c4d5e6f", "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"],
+            "activity": ["Approve", "Pay"],
+            "median": pd.to_timedelta(["0 days 00:06:56.822", "2 days 03:10:00"]),
+        }
+    )
+    view = ResultView(frame, Footer(rows=2, columns=3, elapsed=0.0), displaylimit=20)
+    text, html = repr(view), view._repr_html_()
+    assert "6 min 57 s" in text and "2 d 3 h" in text and "days" not in text and "days" not in html
+    assert text.splitlines()[0].split() == ["activity", "median", "case"]  # the UUIDs last
+    assert view.frame is frame and frame["median"].iloc[0] == pd.Timedelta("00:06:56.822")
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (pd.Timedelta(milliseconds=1500), "1.5 s"),
+        (pd.Timedelta(seconds=42.4), "42 s"),
+        (pd.Timedelta(minutes=59, seconds=59.6), "1 h"),
+        (pd.Timedelta(hours=5, minutes=2), "5 h 2 min"),
+        (pd.Timedelta(days=-1, hours=-2), "-1 d 2 h"),
+        (pd.NaT, ""),
+    ],
+)
+def test_readable_duration(value, shown):
+    assert readable_duration(value) == shown

@@ -142,7 +142,9 @@ def binder_venv(venv: Path, constraints: Path, tmp_path_factory: pytest.TempPath
     home = tmp_path_factory.mktemp("binder")
     postbuild = (ROOT / "binder" / "postBuild").read_text()
     assert 'pip install --no-cache-dir ".[jdbc,notebook,sandbox,map]"' in postbuild
-    _install(venv, constraints, f"pm-notebook[jdbc,notebook,sandbox,map] @ {ROOT.as_uri()}", "nbclient", cwd=home)
+    _install(
+        venv, constraints, f"pm-notebook[jdbc,notebook,sandbox,map] @ {ROOT.as_uri()}", "nbclient", cwd=home
+    )
     return venv
 
 
