@@ -199,7 +199,8 @@ class PmSql(Magics):
             return self._result(frame, args, line_form, started=None)
         if not args.sql:
             connected = not args.project or args.connect or args.env_file or args.connection
-            self._show(TextView(session.status(conn, connected=bool(connected))))
+            if args.display:  # --no-display: choose the project silently
+                self._show(TextView(session.status(conn, connected=bool(connected))))
             return None
         return self._query(conn, args, ns, call, line_form=line_form, verbose=verbose, store=store)
 
@@ -244,8 +245,8 @@ class PmSql(Magics):
                 if args.display:
                     self._show(
                         TextView(
-                            f"{args.output} streams the result: `for frame in {args.output}: "
-                            f"...` gives DataFrames of up to {args.chunks:,} rows."
+                            f"{args.output} streams the result: for frame in {args.output}: ... "
+                            f"gives DataFrames of up to {args.chunks:,} rows."
                         )
                     )
                 return None

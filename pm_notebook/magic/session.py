@@ -117,9 +117,10 @@ class Session:
         lines = [f"Connected to {conn.settings.base_url}."] if connected else []
         choice = self.choice(conn)
         if choice is not None:
-            p = choice.project
-            names = ", ".join(f"{{{k}}} = {t.sql_name}" for k, t in choice.shortcuts().items())
-            lines.append(f"Project {p.name!r} ({p.id}): {names or 'no tables yet'}.")
+            # names, not the tables' UUIDs: %pmsql --tables lists those
+            kinds = {"cases": "cases", "vertex": "tasks", "edge": "transitions"}
+            names = ", ".join(f"{{{k}}} ({kinds[k]})" for k in choice.shortcuts())
+            lines.append(f"Project {choice.project.name!r}: {names or 'no tables yet'}.")
         return "\n".join(lines)
 
     # --- what completion and error suggestions know (read once, never raising) ---------------------------

@@ -69,7 +69,15 @@ def test_bare_line_shows_connection_and_project(pshell, sandbox, project):
     pshell.run_cell("%pmsql")
     shown = displayed(pshell)[0]
     assert f"Connected to {sandbox.base_url}" in shown
-    assert f'{{vertex}} = "{project.id}_vertex"' in shown
+    assert f"Project {project.name!r}: {{cases}} (cases), {{vertex}} (tasks), {{edge}} (transitions)." in shown
+    assert project.id not in shown  # names, not UUIDs
+
+
+def test_project_with_no_display_chooses_silently(shell, project):
+    shell.run_cell(f'%pmsql --project "{project.name}" --no-display')
+    assert shell.displayed == []
+    shell.run_cell("n = %pmsql SELECT COUNT(*) AS n FROM {vertex}")
+    assert int(shell.user_ns["n"]["n"].iloc[0]) > 0
 
 
 def test_trailing_semicolon_is_accepted(pshell):
@@ -137,7 +145,7 @@ def test_unknown_template_name_is_a_short_error(shell):
 def test_project_by_id_and_all_three_shortcuts(shell, conn):
     second = conn.projects()[1]
     shell.run_cell(f"%pmsql --project {second.id}")
-    assert f"Project {second.name!r} ({second.id})" in displayed(shell)[0]
+    assert f"Project {second.name!r}: {{cases}} (cases)" in displayed(shell)[0]
     for kind, suffix in (("cases", ""), ("vertex", "_vertex"), ("edge", "_edge")):
         shell.run_cell(f"got = %pmsql SELECT COUNT(*) AS n FROM {{{kind}}}")
         direct = conn.query(f'SELECT COUNT(*) AS n FROM "{second.id}{suffix}"')
