@@ -69,7 +69,8 @@ def test_bare_line_shows_connection_and_project(pshell, sandbox, project):
     pshell.run_cell("%pmsql")
     shown = displayed(pshell)[0]
     assert f"Connected to {sandbox.base_url}" in shown
-    assert f"Project {project.name!r}: {{cases}} (cases), {{vertex}} (tasks), {{edge}} (transitions)." in shown
+    kinds = "{cases} (cases), {vertex} (tasks), {edge} (transitions)"
+    assert f"Project {project.name!r}: {kinds}." in shown
     assert project.id not in shown  # names, not UUIDs
 
 
