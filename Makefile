@@ -79,9 +79,10 @@ demo: install
 	$(BIN)/python -m pm_notebook.demo
 
 # JupyterLab on notebooks/ with a sandbox running and its PM_* values in the kernels' environment (binder/start);
-# the sandbox stops when JupyterLab does.
+# the sandbox stops when JupyterLab does. Jupyter refuses to run as root without --allow-root (containers often
+# run as root), so that case asks for it.
 lab: install
-	PATH="$(CURDIR)/$(BIN):$$PATH" bash binder/start jupyter lab notebooks/
+	PATH="$(CURDIR)/$(BIN):$$PATH" bash binder/start jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 sandbox: install
 	$(BIN)/python -m pm_notebook.sandbox --env-file .env.sandbox

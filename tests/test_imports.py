@@ -39,7 +39,7 @@ def test_import_pm_notebook_stays_light() -> None:
     assert offenders == []
 
 
-LEAVES = {"errors", "_secret", "_version", "_models", "_cells"}
+LEAVES = {"errors", "_secret", "_version", "_models", "_cells", "_display"}
 #: module (or "family.*") -> package modules it may import besides the leaves;
 #: a family (sql, magic, widgets, sandbox) may also import its own members
 RULES: dict[str, set[str]] = {
@@ -48,6 +48,7 @@ RULES: dict[str, set[str]] = {
     "_version": set(),
     "_models": set(),
     "_cells": set(),
+    "_display": set(),  # how a map sits in a notebook: pure HTML, for the magics and the widgets
     "config": set(),
     "_http": {"config"},
     "auth": {"_http", "config"},
@@ -95,7 +96,7 @@ RULES: dict[str, set[str]] = {
 }
 #: entry points that compose everything (front door, CLIs): only checked for "core never imports UI/sandbox"
 FREE = {"__init__", "__main__", "demo"}
-LEAF_ONLY = {"errors", "_secret", "_version", "_models", "_cells"}
+LEAF_ONLY = {"errors", "_secret", "_version", "_models", "_cells", "_display"}
 
 
 def _modules() -> dict[str, Path]:

@@ -6,9 +6,9 @@ the chosen project), :mod:`.projects` (project shortcuts and listings), :mod:`.d
 :mod:`.completion` (tab completion), and :mod:`.pm` (the ``%pm`` process-mining answers). Every magic class
 in :data:`MAGICS` shares the shell's :class:`~.session.Session` (connection and chosen project).
 
-Tab completion inside ``%pmsql`` lines and ``%%pmsql`` cells (table names, ``{cases}``-style shortcuts, column
-names of the chosen project's tables, options) is an IPython completion matcher (API v2), so it works in the
-terminal and in Jupyter kernels alike.
+Tab completion inside ``%pmsql`` lines and ``%%pmsql`` cells (quoted table names, ``{cases}``-style
+shortcuts, the columns of the tables a statement names, functions, lookups, options) is an IPython completion
+matcher (API v2), so it works in the terminal and in Jupyter kernels alike.
 
 >>> %load_ext pm_notebook                                  # doctest: +SKIP
 >>> %pmsql --project "Purchase to pay"                     # doctest: +SKIP

@@ -5,6 +5,7 @@ Pure formatting (pandas is the only import): the magic decides *when* to show, t
 
 from __future__ import annotations
 
+import functools
 import html
 import logging
 import re
@@ -14,9 +15,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._display import fit_svg, footer_html
 from ..errors import PMError, QueryCancelled, QueryError
 
-__all__ = ["Footer", "ProgressLine", "ResultView", "TextView", "format_error", "mark_position"]
+__all__ = [
+    "Footer",
+    "MapView",
+    "ProgressLine",
+    "ResultView",
+    "Source",
+    "TextView",
+    "display_frame",
+    "format_error",
+    "mark_position",
+    "readable_duration",
+    "shown",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -63,10 +77,66 @@ class Footer:
         return out
 
 
+def readable_duration(value: Any) -> str:
+    """A duration rounded for reading: two units at most (``6 min 57 s``, ``2 d 3 h``), ``""`` when missing.
+
+    >>> import pandas as pd
+    >>> readable_duration(pd.Timedelta("00:06:56.822")), readable_duration(pd.Timedelta(days=2, hours=3))
+    ('6 min 57 s', '2 d 3 h')
+    """
+    import pandas as pd
+
+    if value is None or pd.isna(value):
+        return ""
+    seconds = pd.Timedelta(value).total_seconds()
+    sign, seconds = ("-" if seconds < 0 else ""), abs(seconds)
+    if seconds < 10:
+        return f"{sign}{seconds:.1f} s"
+    whole = round(seconds)
+    for size, unit, small_size, small in (
+        (86400, "d", 3600, "h"),
+        (3600, "h", 60, "min"),
+        (60, "min", 1, "s"),
+    ):
+        if whole >= size:
+            big, rest = divmod(whole, size)
+            part = round(rest / small_size)
+            if part * small_size == size:  # 59.6 min rounds up to the next hour
+                big, part = big + 1, 0
+            return f"{sign}{big} {unit}" + (f" {part} {small}" if part else "")
+    return f"{sign}{whole} s"
+
+
+# a UUID (a project, table or case id): long, and rarely what a reader looks at first
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def display_frame(frame: Any) -> tuple[Any, dict[Any, Callable[[Any], str]]]:
+    """*frame* as a notebook shows it: columns of UUIDs moved last (the essential columns come first), and
+    the formatters of its duration columns (:func:`readable_duration`). The frame itself is not changed."""
+    import pandas as pd
+
+    if not frame.columns.is_unique:
+        return frame, {}
+
+    def uuids(column: Any) -> bool:
+        values = frame[column].dropna()
+        return bool(len(values)) and isinstance(values.iloc[0], str) and bool(_UUID.fullmatch(values.iloc[0]))
+
+    columns = list(frame.columns)
+    late = [c for c in columns if pd.api.types.is_string_dtype(frame[c]) and uuids(c)]
+    if late and len(late) < len(columns):
+        frame = frame[[c for c in columns if c not in late] + late]
+    durations = [c for c in frame.columns if pd.api.types.is_timedelta64_dtype(frame[c])]
+    return frame, dict.fromkeys(durations, readable_duration)
+
+
 class ResultView:
     """The displayed form of a result: the first rows as a table, then the footer.
 
-    The DataFrame itself is kept whole (``-o NAME`` stores it); only the display is truncated.
+    The DataFrame itself is kept whole and unchanged (``-o NAME`` stores it, durations as full-precision
+    ``Timedelta``); only the display is truncated, shows durations rounded (:func:`readable_duration`, as
+    pandas' per-column ``formatters`` of ``to_html`` / ``to_string``) and puts columns of UUIDs last.
     """
 
     def __init__(self, frame: Any, footer: Footer, *, displaylimit: int) -> None:
@@ -74,17 +144,35 @@ class ResultView:
         self.footer = footer
         if displaylimit and len(frame) > displaylimit:
             footer.shown = displaylimit
-            self._head = frame.head(displaylimit)
+            head = frame.head(displaylimit)
         else:
-            self._head = frame
+            head = frame
+        self._head, self._formatters = display_frame(head)
 
     def _repr_html_(self) -> str:
-        table = self._head.to_html(max_rows=None, max_cols=None, border=0, classes="pm-result")
-        lines = "<br>".join(html.escape(line) for line in self.footer.text().split("\n"))
-        return f'{table}\n<div class="pm-footer" style="font-size:smaller;opacity:.75">{lines}</div>'
+        table = self._head.to_html(
+            max_rows=None, max_cols=None, border=0, classes="pm-result", formatters=self._formatters
+        )
+        return f"{table}\n{footer_html(self.footer.text())}"
 
     def __repr__(self) -> str:
-        return f"{self._head.to_string(max_rows=None, max_cols=None)}\n{self.footer.text()}"
+        table = self._head.to_string(max_rows=None, max_cols=None, formatters=self._formatters)
+        return f"{table}\n{self.footer.text()}"
+
+
+class MapView:
+    """A process map as a notebook shows it: fitted to the cell (:func:`pm_notebook._display.fit_svg`), then
+    its footer."""
+
+    def __init__(self, pmap: Any, footer: str) -> None:
+        self.pmap = pmap
+        self.footer = footer
+
+    def _repr_html_(self) -> str:
+        return fit_svg(self.pmap.svg()) + "\n" + footer_html(self.footer)
+
+    def __repr__(self) -> str:
+        return self.footer
 
 
 class TextView:
@@ -100,75 +188,148 @@ class TextView:
         return self.text
 
 
-def mark_position(sql: str, line: int, column: int) -> str:
-    """The *line*-th line of *sql* with a caret under *column* (both 1-based), indented for an error text.
+def mark_position(text: str, line: int, column: int, *, numbered: bool = True) -> str:
+    """The *line*-th line of *text* with a caret under *column* (both 1-based), indented for an error text;
+    prefixed with the line's number when *numbered*.
 
     >>> print(mark_position("SELECT 1\\nFROM x WHER y", 2, 8))
         2 | FROM x WHER y
           |        ^
     """
-    lines = sql.split("\n")
+    lines = text.split("\n")
     if not 1 <= line <= len(lines):
         return ""
-    text = lines[line - 1]
-    column = min(max(column, 1), len(text) + 1)
-    return f"    {line} | {text}\n    {' ' * len(str(line))} | {' ' * (column - 1)}^"
+    row = lines[line - 1]
+    column = min(max(column, 1), len(row) + 1)
+    if not numbered:
+        return f"    {row}\n    {' ' * (column - 1)}^"
+    return f"    {line} | {row}\n    {' ' * len(str(line))} | {' ' * (column - 1)}^"
 
 
-def _position(err: QueryError, sql: str) -> tuple[tuple[int, int] | None, bool]:
-    """``(position, exact)``: the server's position, or else where the first name it quotes is in *sql*."""
+@dataclass
+class Source:
+    """Where the SQL a magic sent comes from, so an error points into the cell as the user typed it.
+
+    :param text: what is shown: the whole cell (its ``%%pmsql`` line is line 1) or the ``%pmsql`` line.
+    :param sql_offset: where the SQL as typed starts in *text*.
+    :param numbered: whether *text* is a whole cell, whose line numbers are shown.
+    :param to_typed: an offset in the SQL sent (after the magic's own prefix) → the offset in the SQL typed
+        (``{vertex}`` and ``:name`` are replaced before sending).
+    :param sent_prefix: the characters the magic put before the typed SQL (``EXPLAIN PLAN FOR ``).
+    """
+
+    text: str
+    sql_offset: int = 0
+    numbered: bool = True
+    to_typed: Callable[[int], int] = lambda offset: offset
+    sent_prefix: int = 0
+
+
+def _offset(text: str, line: int, column: int) -> int:
+    """The offset of 1-based (*line*, *column*) in *text*."""
+    lines = text.split("\n")
+    line = min(max(line, 1), len(lines))
+    return sum(len(row) + 1 for row in lines[: line - 1]) + min(max(column, 1), len(lines[line - 1]) + 1) - 1
+
+
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _position(err: QueryError, sql: str | None, source: Source | None) -> tuple[int, int] | None:
+    """Where *err* is in ``source.text``: the server's position in the *sql* sent, mapped back to what the
+    user typed, or else where the first name the message quotes is in the typed SQL."""
+    if source is None:
+        return None
     text = err.server_message or err.message or ""
-    if err.position:
-        return err.position, True
-    if m := _POSITION.search(text):
-        return (int(m.group(1)), int(m.group(2))), True
+    exact = err.position
+    if exact is None and (m := _POSITION.search(text)):
+        exact = (int(m.group(1)), int(m.group(2)))
+    if exact is not None and sql is not None:
+        sent = _offset(sql, *exact) - source.sent_prefix
+        if sent >= 0:
+            return _line_column(source.text, source.sql_offset + source.to_typed(sent))
+    typed = source.text[source.sql_offset :]
     for quoted in _QUOTED.finditer(text):
         name = quoted.group(1) or quoted.group(2)
-        if hit := re.search(r"(?<![\w])" + re.escape(name) + r"(?![\w])", sql):
-            line = sql.count("\n", 0, hit.start()) + 1
-            return (line, hit.start() - (sql.rfind("\n", 0, hit.start()) + 1) + 1), False
-    return None, False
+        if hit := re.search(r"(?<![\w])" + re.escape(name) + r"(?![\w])", typed):
+            return _line_column(source.text, source.sql_offset + hit.start())
+    return None
+
+
+# the position as the server words it, dropped from its message when the caret shows it
+_POSITION_TEXT = re.compile(
+    r"\s*\(line \[\d+\], column \[\d+\]\)|^From line \d+, column \d+ to line \d+, column \d+: "
+)
+# the position as the template words it, dropped when the caret shows it
+_OUR_POSITION = re.compile(r" \(line \d+, column \d+\)| starting at line \d+, column \d+")
+_CANCELLED = "the statement was stopped on the server. The connection is still usable."
 
 
 def format_error(
     err: BaseException,
     *,
     sql: str | None = None,
-    line_offset: int = 0,
-    column_offset: int = 0,
+    source: Source | None = None,
+    suggestion: str | None = None,
     verbose: bool = False,
 ) -> str:
-    """A short, complete text for *err*: what failed, where in the query, and the hint.
+    """A short, complete text for *err*, in Python's own voice (``QueryError: ...``): what failed, one
+    caret where in the cell, the "did you mean" *suggestion*, the hint.
 
-    :param sql: the query text as the user wrote it after templating (what the server's positions refer to,
-        minus *line_offset* lines and, on its first line, *column_offset* columns added by the magic).
+    :param sql: the statement sent (the server's positions refer to it).
+    :param source: the cell it came from; without it no position is shown.
     """
     if isinstance(err, (QueryCancelled, KeyboardInterrupt)):
-        return "Query cancelled: the statement was stopped on the server. The connection is still usable."
+        return f"QueryCancelled: {_CANCELLED}"
     if isinstance(err, QueryError):
-        head = f"Query failed: {(err.server_message or err.message).strip()}"
+        message = (err.server_message or err.message).strip()
+        pos = _position(err, sql, source)
+        if pos is not None:
+            message = _POSITION_TEXT.sub("", message).strip()
+        head = f"{type(err).__name__}: {message}"
         if err.sqlstate and err.sqlstate != "00000":  # 00000 is Avatica's "no state", not an error class
             head += f" (SQLSTATE {err.sqlstate})"
         parts = [head]
-        pos, exact = _position(err, sql) if sql else (None, False)
-        if pos and sql:
-            if exact:  # server positions count the lines/columns the magic added; guesses are in *sql*
-                pos = (pos[0] - line_offset, pos[1] - (column_offset if pos[0] - line_offset == 1 else 0))
-            line, column = pos
-            marked = mark_position(sql, line, column)
+        if pos is not None and source is not None:
+            marked = mark_position(source.text, *pos, numbered=source.numbered)
             if marked:
-                where = "at" if exact else "near"
-                parts.append(f"  {where} line {line}, column {column} of the query:\n{marked}")
+                parts.append(marked)
+        if suggestion:
+            parts.append(f"  Did you mean {suggestion}?")
         if err.hint:
             parts.append(f"  Hint: {err.hint}")
         text = "\n".join(parts)
     elif isinstance(err, PMError):
         text = f"{type(err).__name__}: {err}"
+        if suggestion:
+            text += f"\n  Did you mean {suggestion}?"
     else:
-        text = str(err)
-    if not verbose:
-        text += "\n(Run with --verbose for the full traceback.)" if isinstance(err, PMError) else ""
+        text = f"{type(err).__name__}: {err}"
+        where = getattr(err, "position", None)  # a TemplateError's, in the SQL as typed
+        if where is not None and source is not None:
+            typed = _offset(source.text[source.sql_offset :], *where)
+            line, column = _line_column(source.text, source.sql_offset + typed)
+            text = _OUR_POSITION.sub("", text)
+            text += "\n" + mark_position(source.text, line, column, numbered=source.numbered)
+    if not verbose and isinstance(err, PMError):
+        text += "\n(Run with --verbose for the full traceback.)"
     return text
+
+
+def shown(err: BaseException, text: str) -> BaseException:
+    """*err*, which IPython now displays as *text* alone: no traceback, no ``UsageError:`` prefix.
+
+    IPython (and ipykernel, for the notebook's error output) takes the lines of an exception's display from
+    its ``_render_traceback_()`` when it has one; the error keeps its type, so ``except QueryError`` still
+    catches it and the notebook names it ``QueryError``.
+    """
+    err._render_traceback_ = functools.partial(_lines, text)  # type: ignore[attr-defined]
+    return err
+
+
+def _lines(text: str) -> list[str]:
+    return text.split("\n")
 
 
 class ProgressLine:

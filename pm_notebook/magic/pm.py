@@ -19,9 +19,10 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 from traitlets import Int
 
+from .._display import map_summary
 from ..connection import Connection
-from ..errors import ConfigurationError, PMError
-from .display import Footer, ResultView, TextView, format_error
+from ..errors import ConfigurationError, PMError, QueryCancelled
+from .display import Footer, MapView, ResultView, TextView, format_error, shown
 from .session import Session
 
 __all__ = ["ANSWERS", "Pm", "parse_pm_args"]
@@ -128,12 +129,19 @@ class Pm(Magics):
         """A process-mining answer of the chosen project; ``%pm --help`` lists them."""
         try:
             args = parse_pm_args(line)
-            if args.help or args.answer is None:
-                self._show(TextView(USAGE))
-                return None
+        except ConfigurationError as err:  # a malformed %pm line: a usage error, as IPython words it
+            raise UsageError(str(err)) from None
+        if args.help or args.answer is None:
+            self._show(TextView(USAGE))
+            return None
+        try:
             return self._answer(args)
         except (PMError, KeyboardInterrupt) as err:
-            raise UsageError(format_error(err, verbose=True)) from err  # no traceback to offer
+            error: BaseException = err
+            if isinstance(err, KeyboardInterrupt):  # the answer's statement was stopped on the server
+                error = QueryCancelled("Query cancelled: the statement was stopped on the server.")
+            # the answer's SQL is not the user's text: no position, no traceback to offer
+            raise shown(error, format_error(error, verbose=True)) from (err if error is not err else None)
 
     def complete(self, context: Any) -> dict[str, Any]:
         """Complete the answer names after ``%pm``."""
@@ -180,9 +188,7 @@ class Pm(Magics):
         if args.sql:
             self._show(TextView(pmap.sql + ";"))
         else:
-            self._show(pmap)
-            shown = f"{len(pmap.nodes)} activities, {len(pmap.edges)} paths"
-            self._show(TextView(f"{shown} · {elapsed:.2f} s · via {transport}"))
+            self._show(MapView(pmap, f"{map_summary(pmap)} · {elapsed:.2f} s · via {transport}"))
         return self._keep(pmap, args)
 
     def _upload(self, conn: Connection, args: argparse.Namespace) -> None:

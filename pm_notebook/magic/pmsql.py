@@ -2,8 +2,9 @@
 
 :mod:`.args` parses the line, :mod:`.template` fills ``{name}`` / ``:name``, :class:`.session.Session`
 picks the connection and project, :meth:`pm_notebook.Connection.fetch` runs the query (row cap, progress)
-and says which transport served it, :mod:`.display` renders. Service errors become a short IPython
-``UsageError`` here and only here (full traceback with ``--verbose``).
+and says which transport served it, :mod:`.display` renders. Service errors keep their type and are shown
+short, with a caret in the cell (:func:`.display.shown`; the full traceback with ``--verbose``); a malformed
+``%pmsql`` line is an IPython ``UsageError``.
 
 Capture convention: ``%%pmsql -o df`` stores the DataFrame in ``df`` (and still displays it unless
 ``--no-display``); the line form returns it: ``df = %pmsql SELECT ...``.
@@ -23,12 +24,13 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from traitlets import Bool, Enum, Float, Int, TraitError, Unicode, validate
 
+from .. import _context
 from ..connection import Connection
-from ..errors import PMError
+from ..errors import PMError, QueryCancelled, QueryError
 from ..sql import TRANSPORTS
 from . import completion
 from .args import USAGE, ArgumentError, MagicArgs, parse_args
-from .display import Footer, ProgressLine, ResultView, TextView, format_error
+from .display import Footer, ProgressLine, ResultView, Source, TextView, format_error, shown
 from .projects import columns_frame, tables_frame
 from .session import Session
 from .template import TemplateError, render
@@ -43,11 +45,10 @@ _EXPLAIN = "EXPLAIN PLAN FOR "
 
 @dataclass
 class _Call:
-    """What one invocation sent, so an error can point into the query."""
+    """What one invocation sent and where it came from, so an error can point into the cell."""
 
     sql: str | None = None
-    line_offset: int = 0
-    column_offset: int = 0
+    source: Source | None = None
 
 
 @magics_class
@@ -135,20 +136,23 @@ class PmSql(Magics):
             raise UsageError("--chunks streams an iterator of DataFrames: keep it with -o NAME.")
         verbose = args.verbose or self.verbose
         namespace = ChainMap(local_ns or {}, self._ipython.user_ns)
-        call = _Call()
+        call = _Call(source=_source(line, cell, args.sql))
         try:
             return self._run(args, namespace, call, line_form=cell is None, verbose=verbose)
         except (PMError, TemplateError, KeyboardInterrupt) as err:
             if verbose and not isinstance(err, KeyboardInterrupt):
                 raise
-            message = format_error(
-                err,
-                sql=call.sql,
-                line_offset=call.line_offset,
-                column_offset=call.column_offset,
-                verbose=verbose,
+            error: BaseException = err
+            if isinstance(err, KeyboardInterrupt):  # the magic has stopped the statement on the server
+                error = QueryCancelled("Query cancelled: the statement was stopped on the server.")
+            suggestion = None
+            if isinstance(err, QueryError):
+                message = err.server_message or err.message
+                suggestion = completion.did_you_mean(message, args.sql, self.session, _context.get_current())
+            text = format_error(
+                error, sql=call.sql, source=call.source, suggestion=suggestion, verbose=verbose
             )
-            raise UsageError(message) from err
+            raise shown(error, text) from (err if error is not err else None)
 
     def complete(self, context: CompletionContext) -> SimpleMatcherResult:
         """Complete table names, ``{cases}``-style shortcuts and column names inside ``%pmsql`` code."""
@@ -195,7 +199,8 @@ class PmSql(Magics):
             return self._result(frame, args, line_form, started=None)
         if not args.sql:
             connected = not args.project or args.connect or args.env_file or args.connection
-            self._show(TextView(session.status(conn, connected=bool(connected))))
+            if args.display:  # --no-display: choose the project silently
+                self._show(TextView(session.status(conn, connected=bool(connected))))
             return None
         return self._query(conn, args, ns, call, line_form=line_form, verbose=verbose, store=store)
 
@@ -211,10 +216,13 @@ class PmSql(Magics):
         store: bool = False,
     ) -> Any:
         rendered = render(args.sql, ns.__getitem__, identifier=lambda name: self.session.shortcut(conn, name))
-        call.sql = rendered.sql
         sql = rendered.sql
         if args.explain:
-            sql, call.column_offset = _EXPLAIN + sql, len(_EXPLAIN)
+            sql = _EXPLAIN + sql
+        call.sql = sql
+        if call.source is not None:
+            call.source.to_typed = rendered.template_offset
+            call.source.sent_prefix = len(_EXPLAIN) if args.explain else 0
         params = rendered.params or None
         transport = args.transport or self.transport
         if verbose:
@@ -237,8 +245,8 @@ class PmSql(Magics):
                 if args.display:
                     self._show(
                         TextView(
-                            f"{args.output} streams the result: `for frame in {args.output}: "
-                            f"...` gives DataFrames of up to {args.chunks:,} rows."
+                            f"{args.output} streams the result: for frame in {args.output}: ... "
+                            f"gives DataFrames of up to {args.chunks:,} rows."
                         )
                     )
                 return None
@@ -322,6 +330,18 @@ class PmSql(Magics):
             shown = True
 
         return show
+
+
+def _source(line: str, cell: str | None, sql: str) -> Source | None:
+    """The cell as typed (its ``%%pmsql`` line is line 1) or the ``%pmsql`` line, and where *sql* is."""
+    if not sql:
+        return None
+    head = f"%%pmsql {line}".rstrip() if cell is not None else f"%pmsql {line}"
+    body = f"{head}\n{cell}" if cell is not None else head
+    found = body.find(sql, len(head) + 1 if cell is not None else len("%pmsql "))
+    if found < 0:
+        return None
+    return Source(body, sql_offset=found, numbered=cell is not None)
 
 
 # `%pmsql?` shows the docstring: make it the full option list.

@@ -33,6 +33,8 @@ class Session:
         self.columns: dict[str, list[str]] = {}
         #: completion cache: the tables of the chosen project, or of the last workgroup-wide listing
         self.tables_seen: list[Table] = []
+        #: completion cache: the workgroup's lookups, for the connection they were read on
+        self._lookups: tuple[Connection, list[str]] | None = None
 
     # --- the connection -------------------------------------------------------------------------------
     def connection(
@@ -115,10 +117,45 @@ class Session:
         lines = [f"Connected to {conn.settings.base_url}."] if connected else []
         choice = self.choice(conn)
         if choice is not None:
-            p = choice.project
-            names = ", ".join(f"{{{k}}} = {t.sql_name}" for k, t in choice.shortcuts().items())
-            lines.append(f"Project {p.name!r} ({p.id}): {names or 'no tables yet'}.")
+            # names, not the tables' UUIDs: %pmsql --tables lists those
+            kinds = {"cases": "cases", "vertex": "tasks", "edge": "transitions"}
+            names = ", ".join(f"{{{k}}} ({kinds[k]})" for k in choice.shortcuts())
+            lines.append(f"Project {choice.project.name!r}: {names or 'no tables yet'}.")
         return "\n".join(lines)
+
+    # --- what completion and error suggestions know (read once, never raising) ---------------------------
+    def known_tables(self, conn: Connection) -> list[Table]:
+        """The tables completion offers: the chosen project's, else those listed (listed once if none)."""
+        if not self.tables_seen and self.choice(conn) is None:
+            try:
+                self.tables(conn)
+            except Exception:  # completion offers less rather than failing
+                logger.debug("no tables for completion", exc_info=True)
+        return list(self.tables_seen)
+
+    def known_columns(self, conn: Connection, table: Table) -> list[str]:
+        """The column names of *table* (read once per table, then cached)."""
+        if table.name not in self.columns:
+            try:
+                self.columns[table.name] = [c.name for c in conn.columns(table)]
+            except Exception:  # completion offers less rather than failing
+                logger.debug("no columns for completion of %s", table.name, exc_info=True)
+                return []
+        return self.columns[table.name]
+
+    def known_lookups(self, conn: Connection) -> list[str]:
+        """The workgroup's lookup names (schema ``lookup``), read once per connection."""
+        if self._lookups is None or self._lookups[0] is not conn:
+            try:
+                frame = conn.query(
+                    "SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = 'lookup' "
+                    "ORDER BY TABLE_NAME"
+                )
+            except Exception:  # completion offers less rather than failing
+                logger.debug("no lookups for completion", exc_info=True)
+                return []
+            self._lookups = (conn, [str(v) for v in frame.iloc[:, 0]])
+        return list(self._lookups[1])
 
     # --- listings ----------------------------------------------------------------------------------------
     def tables(self, conn: Connection) -> tuple[list[Table], dict[str, Any]]:

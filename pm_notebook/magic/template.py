@@ -50,6 +50,23 @@ class Rendered:
     params: list[Any] = field(default_factory=list)
     param_names: list[str] = field(default_factory=list)
     identifiers: dict[str, str] = field(default_factory=dict)
+    #: ``(start in sql, end in sql, start in the template, end in the template)`` of each replaced placeholder
+    spans: list[tuple[int, int, int, int]] = field(default_factory=list)
+
+    def template_offset(self, offset: int) -> int:
+        """The offset in the template text of *offset* in :attr:`sql` (inside a replacement: its start).
+
+        >>> render("SELECT {t} FROM x", {"t": "a-b"}.__getitem__).template_offset(16)
+        14
+        """
+        shift = 0
+        for start, end, t_start, t_end in self.spans:
+            if offset < start:
+                break
+            if offset < end:
+                return t_start
+            shift = t_end - end
+        return offset + shift
 
 
 def quote_identifier(value: Any, *, name: str = "value") -> str:
@@ -152,7 +169,7 @@ def render(
             quoted = identifier(name) if identifier else None
             if quoted is None:
                 quoted = quote_identifier(_lookup(lookup, name, "{" + name + "}", sql, i), name=name)
-            out.append(sql[start:i] + quoted)
+            _replace(out, result, sql[start:i], quoted, i, m.end())
             result.identifiers[name] = quoted
             i = start = m.end()
         elif c == ":" and sql.startswith("::", i):
@@ -171,7 +188,7 @@ def render(
                 )
             else:
                 marks, values = ", ".join("?" * len(items)), items
-            out.append(sql[start:i] + marks)
+            _replace(out, result, sql[start:i], marks, i, m.end())
             result.params.extend(values)
             result.param_names.extend([name] * len(values))
             i = start = m.end()
@@ -187,6 +204,14 @@ def render(
         )
     result.sql = "".join(out)
     return result
+
+
+def _replace(out: list[str], result: Rendered, text: str, replacement: str, start: int, end: int) -> None:
+    """Append *text*, then *replacement* of the template's ``[start, end)``, and record where it went."""
+    out.append(text)
+    at = sum(len(part) for part in out)
+    out.append(replacement)
+    result.spans.append((at, at + len(replacement), start, end))
 
 
 def _lookup(lookup: Callable[[str], Any], name: str, shown: str, sql: str, pos: int) -> Any:

@@ -6,6 +6,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from .._display import fit_svg, footer_html, map_summary
 from ..errors import ConfigurationError
 from ..mining import ProcessMap
 from ..mining._map import STATS
@@ -61,8 +62,8 @@ class ProcessMapExplorer(w.VBox):
         self._show()
 
     def _show(self) -> None:
-        self.summary.value = f"<small>{_esc(repr(self.current))}</small>"
-        self.picture.value = self.current.svg()
+        self.summary.value = footer_html(map_summary(self.current))
+        self.picture.value = fit_svg(self.current.svg())
 
     def set(
         self,
@@ -83,7 +84,3 @@ class ProcessMapExplorer(w.VBox):
             if paths is not None:
                 self.paths.value = paths
         return self.current
-
-
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

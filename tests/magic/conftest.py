@@ -58,6 +58,11 @@ def pshell(shell, project):
     return shell
 
 
+def shown_text(err: BaseException) -> str:
+    """What IPython (and a notebook) shows for an error a magic raised: its ``_render_traceback_`` lines."""
+    return "\n".join(err._render_traceback_())
+
+
 def displayed(shell, mime: str = "text/plain") -> list[str]:
     """The *mime* parts of what the shell displayed (updates included), in order."""
     return [out["data"].get(mime, "") for out in shell.displayed]

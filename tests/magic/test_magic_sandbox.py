@@ -10,10 +10,11 @@ import pyarrow.parquet as pq
 import pytest
 from IPython.core.error import UsageError
 
-from pm_notebook import QueryError, _context
+from pm_notebook import ConfigurationError, NotFound, QueryCancelled, QueryError, _context
+from pm_notebook.magic.template import TemplateError
 from pm_notebook.testing import TestingShell
 
-from .conftest import displayed
+from .conftest import displayed, shown_text
 
 
 def _count(sandbox, sandbox_store, sql: str) -> int:
@@ -68,7 +69,16 @@ def test_bare_line_shows_connection_and_project(pshell, sandbox, project):
     pshell.run_cell("%pmsql")
     shown = displayed(pshell)[0]
     assert f"Connected to {sandbox.base_url}" in shown
-    assert f'{{vertex}} = "{project.id}_vertex"' in shown
+    kinds = "{cases} (cases), {vertex} (tasks), {edge} (transitions)"
+    assert f"Project {project.name!r}: {kinds}." in shown
+    assert project.id not in shown  # names, not UUIDs
+
+
+def test_project_with_no_display_chooses_silently(shell, project):
+    shell.run_cell(f'%pmsql --project "{project.name}" --no-display')
+    assert shell.displayed == []
+    shell.run_cell("n = %pmsql SELECT COUNT(*) AS n FROM {vertex}")
+    assert int(shell.user_ns["n"]["n"].iloc[0]) > 0
 
 
 def test_trailing_semicolon_is_accepted(pshell):
@@ -122,15 +132,21 @@ def test_ipython_does_not_expand_braces_in_the_line(pshell):
 
 
 def test_unknown_template_name_is_a_short_error(shell):
-    with pytest.raises(UsageError, match=r"\{nope\} \(line 1, column 15\): no Python variable named 'nope'"):
+    with pytest.raises(
+        TemplateError, match=r"\{nope\} \(line 1, column 15\): no Python variable named 'nope'"
+    ) as info:
         shell.run_cell("%pmsql SELECT * FROM {nope}")
+    # shown with a caret under the placeholder in the magic's line, not with the query's own line numbers
+    text = shown_text(info.value)
+    assert text.startswith("TemplateError: {nope}: no Python variable named 'nope'")
+    assert "    %pmsql SELECT * FROM {nope}\n                         ^" in text
 
 
 # --- project shortcuts -----------------------------------------------------------------------------------
 def test_project_by_id_and_all_three_shortcuts(shell, conn):
     second = conn.projects()[1]
     shell.run_cell(f"%pmsql --project {second.id}")
-    assert f"Project {second.name!r} ({second.id})" in displayed(shell)[0]
+    assert f"Project {second.name!r}: {{cases}} (cases)" in displayed(shell)[0]
     for kind, suffix in (("cases", ""), ("vertex", "_vertex"), ("edge", "_edge")):
         shell.run_cell(f"got = %pmsql SELECT COUNT(*) AS n FROM {{{kind}}}")
         direct = conn.query(f'SELECT COUNT(*) AS n FROM "{second.id}{suffix}"')
@@ -139,14 +155,14 @@ def test_project_by_id_and_all_three_shortcuts(shell, conn):
 
 def test_project_name_is_case_insensitive_and_unknown_names_list_choices(shell, project):
     shell.run_cell(f'%pmsql --project "{project.name.upper()}"')
-    with pytest.raises(UsageError) as info:
+    with pytest.raises(ConfigurationError) as info:
         shell.run_cell("%pmsql --project nonexistent")
     assert "No project named or with id 'nonexistent'" in str(info.value)
     assert project.name in str(info.value)
 
 
 def test_shortcut_without_project_explains_what_to_do(shell):
-    with pytest.raises(UsageError, match="choose a project with %pmsql --project"):
+    with pytest.raises(TemplateError, match="choose a project with %pmsql --project"):
         shell.run_cell("%pmsql SELECT * FROM {vertex}")
 
 
@@ -271,31 +287,65 @@ def test_help(shell):
 
 # --- errors ----------------------------------------------------------------------------------------------
 def test_sql_error_shows_server_message_and_marks_the_line(pshell):
-    with pytest.raises(UsageError) as info:
+    with pytest.raises(QueryError) as info:
         pshell.run_cell("%%pmsql\nSELECT caseid,\n       no_such_column\nFROM {cases}")
-    text = str(info.value)
-    assert text.startswith("Query failed: ")
-    assert "no_such_column" in text
-    assert "2 |        no_such_column" in text
+    text = shown_text(info.value)
+    assert text.startswith("QueryError: Column 'no_such_column' not found in any table\n")
+    # one position: the caret, with the cell's line numbers (the %%pmsql line is line 1), no "(line [2], ...)"
+    assert "    3 |        no_such_column\n      |        ^" in text
+    assert "line [" not in text and "column [" not in text
     assert "Traceback" not in text and "java." not in text and "at org." not in text
+
+
+def test_caret_points_into_the_cell_as_typed(pshell, project):
+    """The caret is under what the user typed ({vertex}, :name), not under the SQL sent (a UUID, a ?)."""
+    pshell.user_ns["who"] = "x"
+    with pytest.raises(QueryError) as info:
+        pshell.run_cell(
+            "%%pmsql --limit 3\nSELECT caseid FROM {vertex}\nWHERE caseid = :who AND vertex_nme = 'y'"
+        )
+    text = shown_text(info.value)
+    assert "    3 | WHERE caseid = :who AND vertex_nme = 'y'\n      |                         ^" in text
+    assert project.id not in text
+    with pytest.raises(QueryError) as info:
+        pshell.run_cell("%pmsql --explain SELECT {cases}.caseid, duratio FROM {cases}")
+    assert (
+        "    %pmsql --explain SELECT {cases}.caseid, duratio FROM {cases}\n" + " " * 44 + "^"
+        in shown_text(info.value)
+    )
+
+
+@pytest.mark.parametrize(
+    ("sql", "meant"),
+    [
+        ("SELECT vertex_nam FROM {vertex}", "vertex_name"),
+        ("SELECT COUNT(*) FROM vertex", "{vertex}"),
+        ("SELECT TIME_FLOR(__time, 'P1D') FROM {cases}", "TIME_FLOOR"),
+        ("SELECT source_vertex_nam FROM {edge}", "source_vertex_name"),
+    ],
+)
+def test_did_you_mean_from_what_completion_knows(pshell, sql, meant):
+    with pytest.raises(QueryError) as info:
+        pshell.run_cell(f"%%pmsql\n{sql}")
+    assert f"\n  Did you mean {meant}?" in shown_text(info.value)
 
 
 def test_user_sees_no_traceback(pshell, capsys):
     pshell.raise_errors = False
     result = pshell.run_cell("%%pmsql\nSELEC 1")
-    assert isinstance(result.error_in_exec, UsageError)
+    assert isinstance(result.error_in_exec, QueryError)
     err = capsys.readouterr()
     shown = err.out + err.err
-    assert "UsageError: Query failed" in shown
-    assert "Traceback" not in shown
+    assert "QueryError: Unexpected 'SELEC'" in shown
+    assert "Traceback" not in shown and "UsageError" not in shown
 
 
 def test_service_errors_become_short_messages(shell, sandbox):
     sandbox.fault("/pub/projects", status=404, times=5)
-    with pytest.raises(UsageError) as info:
+    with pytest.raises(NotFound) as info:
         shell.run_cell("%pmsql --tables")
-    assert str(info.value).startswith("NotFound: ")
-    assert "--verbose" in str(info.value)
+    assert shown_text(info.value).startswith("NotFound: ")
+    assert "--verbose" in shown_text(info.value)
 
 
 # --- connection ------------------------------------------------------------------------------------------
@@ -317,13 +367,13 @@ def test_connect_with_env_file_replaces_own_connection(bare_shell, sandbox, monk
     second = _context.get_current()
     assert second is not first and first.closed
     assert "Connected to" in displayed(bare_shell)[-1]
-    with pytest.raises(UsageError, match="no such file"):
+    with pytest.raises(ConfigurationError, match="no such file"):
         bare_shell.run_cell("%pmsql --env-file /nonexistent/.env")
 
 
 def test_connection_variable_must_be_a_connection(bare_shell):
     bare_shell.user_ns["c"] = 42
-    with pytest.raises(UsageError, match="expected a pm_notebook Connection, got a int"):
+    with pytest.raises(ConfigurationError, match="expected a pm_notebook Connection, got a int"):
         bare_shell.run_cell("%pmsql --connection c")
 
 
@@ -375,7 +425,7 @@ def test_interrupt_cancels_the_query_on_the_server(pshell, sandbox, interrupt_wh
     # what a kernel interrupt does: the main thread raises KeyboardInterrupt (sent once the server holds it)
     with (
         interrupt_when_held(sandbox, how="interrupt_main"),
-        pytest.raises(UsageError, match="Query cancelled"),
+        pytest.raises(QueryCancelled, match="cancelled"),
     ):
         pshell.run_cell(f"%%pmsql --transport {transport}\nSELECT COUNT(*) AS held FROM {{cases}}")
     assert sandbox.wait_ended("cancelled")["ended"] == {"cancelled": 1}  # the cancel reached the server
@@ -387,24 +437,7 @@ def test_interrupt_cancels_the_query_on_the_server(pshell, sandbox, interrupt_wh
     assert int(pshell.user_ns["one"]["one"].iloc[0]) == 1
 
 
-# --- completion ------------------------------------------------------------------------------------------
-def _completions(shell, text: str) -> set[str]:
-    from IPython.core.completer import provisionalcompleter
-
-    shell.Completer.use_jedi = False
-    with provisionalcompleter():
-        return {c.text for c in shell.Completer.completions(text, len(text))}
-
-
-def test_tab_completion_in_cells(pshell, project):
-    assert "cases" in _completions(pshell, "%%pmsql\nSELECT * FROM {ca")
-    assert "duration" in _completions(pshell, "%%pmsql -o x\nSELECT dur")
-    assert "vertex_name" in _completions(pshell, "%%pmsql\nSELECT vertex_n")
-    assert f"{project.id}_vertex" in _completions(pshell, f'%pmsql SELECT * FROM "{project.id[:6]}')
-    assert "--to-parquet" in _completions(pshell, "%pmsql --to-p")
-    assert "duration" not in _completions(pshell, "x = dur")  # outside %pmsql nothing is added
-
-
+# --- completion (the completions themselves: test_completion.py) ------------------------------------------
 def test_reload_ext_keeps_one_magic_and_one_matcher(shell):
     shell.run_line_magic("reload_ext", "pm_notebook")
     from pm_notebook.magic import PmSql

@@ -17,6 +17,8 @@ def _texts(cell) -> list[str]:
     for o in cell.get("outputs", []):
         if o["output_type"] == "stream":
             out.append(o["text"])
+        elif o["output_type"] == "error":  # what the notebook shows for it: the traceback lines
+            out.append("\n".join(o["traceback"]))
         elif "data" in o:
             out.append(o["data"].get("text/plain", ""))
     return out
@@ -71,8 +73,9 @@ def test_limit_footer_and_error_cell(executed):
     assert "8 rows × 2 columns" in limited and "Stopped at the row limit (8)" in limited
     assert "Showing the first 5 rows" in limited
     (error,) = _texts(_cell(executed, "%%pmsql\nSELECT caseid,\n       durration"))
-    assert error.startswith("UsageError: Query failed: ")
-    assert "2 |        durration" in error and "Traceback" not in error
+    assert error.startswith("QueryError: Column 'durration' not found in any table\n")
+    assert "3 |        durration" in error and "Did you mean duration?" in error
+    assert "Traceback" not in error and "UsageError" not in error
 
 
 @pytest.mark.slow

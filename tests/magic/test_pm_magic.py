@@ -37,12 +37,22 @@ def test_completed_and_project_options(shell, conn, project, sandbox_store, sand
     assert int(shell.user_ns["done"]["cases"].iloc[0]) <= cases
 
 
-def test_map_shows_svg_and_png_and_keeps_the_map(pshell):
+def test_map_fits_the_notebook_and_keeps_the_map(pshell):
     pshell.run_cell("%pm map --paths 0.5 -o pmap")
     pmap = pshell.user_ns["pmap"]
-    bundles = [out["data"] for out in pshell.displayed]
-    assert any("image/svg+xml" in b and "image/png" in b for b in bundles)
-    assert displayed(pshell)[-1].startswith(f"{len(pmap.nodes)} activities, {len(pmap.edges)} paths")
+    (html,) = displayed(pshell, "text/html")
+    # SVG (crisp at any zoom) no wider than the cell, aspect kept, scrolling past a maximum height
+    assert html.startswith(
+        '<div class="pm-map" style="max-height:640px;overflow:auto"><svg style="max-width:100%'
+    )
+    assert "</svg>\n</div>" in html and '<div class="pm-footer"' in html  # the footer of every table
+    inner = len(pmap.all_nodes) - 2  # START and END are not activities
+    hidden = len(pmap.all_edges) - len(pmap.edges)
+    assert hidden > 0
+    assert displayed(pshell)[-1].startswith(
+        f"frequency: {inner} of {inner} activities, {len(pmap.edges)} of {len(pmap.all_edges)} paths "
+        f"({hidden} paths hidden: "
+    )
 
 
 def test_sql_shows_the_statements_instead_of_the_table(pshell, conn, project):
@@ -52,7 +62,7 @@ def test_sql_shows_the_statements_instead_of_the_table(pshell, conn, project):
     assert "<table" not in displayed(pshell, "text/html")[-1]
 
 
-def test_errors_are_usage_errors_with_the_hint(shell):
+def test_malformed_lines_are_usage_errors_with_the_hint(shell):
     with pytest.raises(UsageError) as info:
         shell.run_line_magic("pm", "variants --k 3")
     message = str(info.value)
@@ -63,7 +73,7 @@ def test_errors_are_usage_errors_with_the_hint(shell):
 
 
 def test_without_a_project_it_says_how_to_choose_one(shell):
-    with pytest.raises(UsageError, match='(?s)%pm needs a project.*--project "Purchase to Pay"'):
+    with pytest.raises(ConfigurationError, match='(?s)%pm needs a project.*--project "Purchase to Pay"'):
         shell.run_line_magic("pm", "summary")
 
 

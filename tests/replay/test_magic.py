@@ -7,9 +7,8 @@ import re
 
 import pandas as pd
 import pytest
-from IPython.core.error import UsageError
 
-from pm_notebook import _context
+from pm_notebook import ReplayMiss, _context
 from pm_notebook.testing import TestingShell
 
 from .conftest import live_connection
@@ -86,12 +85,12 @@ def test_cells_replay_with_the_same_displays_and_values(
     assert _context.get_current().replaying
 
 
-def test_a_cell_not_stored_is_a_usage_error_saying_what_to_do(sandbox, cache_dir, fresh_shell):
+def test_a_cell_not_stored_is_a_replay_miss_saying_what_to_do(sandbox, cache_dir, fresh_shell):
     with live_connection(sandbox, cache_dir) as conn:
         conn.query("SELECT 1 AS one")
     shell = fresh_shell(PmSql={"replay": True, "cache_dir": str(cache_dir)})
     shell.run_cell("%pmsql SELECT 1 AS one")
-    with pytest.raises(UsageError) as err:
+    with pytest.raises(ReplayMiss) as err:
         shell.run_cell("%pmsql SELECT 2 AS one")
-    text = str(err.value)
+    text = "\n".join(err.value._render_traceback_())  # what the notebook shows
     assert "not stored" in text and "stored: …SELECT [1]" in text and "PM_CACHE=1" in text
