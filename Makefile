@@ -18,7 +18,7 @@ LATEST_PYTHON ?= 3.13
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install system-deps lint docs test test-oldest test-latest lock demo lab sandbox bench java-helper clean
+.PHONY: install system-deps lint docs test test-oldest test-latest test-python lock demo lab sandbox bench java-helper clean
 
 $(UV): requirements/uv.txt
 	rm -rf $(TOOLS)
@@ -67,6 +67,12 @@ test-oldest: $(UV) system-deps
 test-latest: $(UV) system-deps
 	$(MAKE) _test-range RANGE_VENV=.venv-latest RANGE_PYTHON=$(LATEST_PYTHON) RESOLUTION=highest
 
+# The locked set on another supported Python (make test-python PY=3.12), in .venv-<PY>.
+test-python: $(UV) system-deps
+	UV_PROJECT_ENVIRONMENT=.venv-$(PY) $(UV) sync --quiet --locked --all-extras --compile-bytecode \
+	  --python "$$(bash scripts/find-python.sh $(PY))"
+	.venv-$(PY)/bin/python -X faulthandler -m pytest $(PYTEST_ARGS)
+
 _test-range:
 	rm -rf $(RANGE_VENV)
 	$(UV) venv --quiet --python "$$(bash scripts/find-python.sh $(RANGE_PYTHON))" $(RANGE_VENV)
@@ -98,4 +104,4 @@ java-helper:
 	  && jar --create --file pm-columnar.jar -C build . && rm -rf build
 
 clean:
-	rm -rf $(VENV) .venv-oldest .venv-latest $(TOOLS) build dist *.egg-info .pytest_cache .ruff_cache test-artifacts
+	rm -rf $(VENV) .venv-oldest .venv-latest .venv-3.* $(TOOLS) build dist *.egg-info .pytest_cache .ruff_cache test-artifacts
