@@ -7,7 +7,7 @@ the same :class:`~pm_notebook.errors.ConfigurationError` (a ``ValueError``).
 
 The contract (Python value → Druid type):
 
-- ``None``, ``pd.NaT``, ``pd.NA``, ``np.datetime64("NaT")`` → ``NULL``: these *are* missing values.
+- ``None``, ``pd.NaT``, ``pd.NA``, ``np.datetime64("NaT", unit)`` → ``NULL``: these *are* missing values.
 - ``bool``, ``np.bool_`` → ``BOOLEAN``.
 - ``int``, numpy integers → ``BIGINT``; outside the signed 64-bit range: refused.
 - ``float``, numpy floats → ``DOUBLE``; NaN and ±inf: refused (Druid's wire carries finite doubles only, and

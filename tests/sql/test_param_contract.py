@@ -51,7 +51,8 @@ VALUES = st.one_of(
     st.sampled_from([np.uint64((1 << 64) - 1), np.uint64(1 << 63)]),
     st.floats(width=32).map(np.float32) | st.floats().map(np.float64),
     st.booleans().map(np.bool_),
-    st.integers(-(10**14), 10**14).map(lambda ms: np.datetime64(ms, "ms")) | st.just(np.datetime64("NaT")),
+    st.integers(-(10**14), 10**14).map(lambda ms: np.datetime64(ms, "ms"))
+    | st.just(np.datetime64("NaT", "ms")),
     st.lists(st.integers(0, 9), max_size=3) | st.tuples(st.text(max_size=3)),
     st.just({"a": 1}) | st.just(dt.timedelta(seconds=1)) | st.just(dt.time(1, 2)),
 )

@@ -26,7 +26,7 @@ UTC = dt.timezone.utc
         (None, Param("NULL", None)),
         (pd.NaT, Param("NULL", None)),
         (pd.NA, Param("NULL", None)),
-        (np.datetime64("NaT"), Param("NULL", None)),
+        (np.datetime64("NaT", "ms"), Param("NULL", None)),
         (True, Param("BOOLEAN", True)),
         (np.bool_(False), Param("BOOLEAN", False)),
         ((1 << 63) - 1, Param("BIGINT", (1 << 63) - 1)),
