@@ -16,6 +16,7 @@ The JDBC URL, when none of these gives it, is derived from the API host as the s
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 import os
@@ -137,6 +138,18 @@ def mask_jdbc_url(url: str) -> str:
 _JDBC_SECRET_PROPERTY = re.compile(r"(?i)(;\s*[a-z_.]*(?:password|secret|token)[a-z_.]*\s*=)[^;]*")
 
 
+def _check_bracketed_host(netloc: str) -> None:
+    """Raise ValueError when the host in brackets is not an IP address (urlsplit checks it only from Python
+    3.11.4 on, so older interpreters would let "https://[not-an-ip]:80" through)."""
+    host = netloc.rpartition("@")[2]
+    if host.startswith("[") and "]" in host:
+        inside = host[1 : host.index("]")]
+        try:
+            ipaddress.ip_address(inside.partition("%")[0])
+        except ValueError:
+            raise ValueError(f"{inside!r} in brackets is not an IP address") from None
+
+
 def _split_http_url(url: str, name: str) -> tuple[str, str, str]:
     """Validate an http(s) URL; return ``(scheme, netloc, path)``, the path without trailing slashes."""
     if not isinstance(url, str):
@@ -144,6 +157,7 @@ def _split_http_url(url: str, name: str) -> tuple[str, str, str]:
     text = url.strip()
     try:
         parts = urlsplit(text)
+        _check_bracketed_host(parts.netloc)
     except ValueError as exc:  # e.g. "http://[::1" (an unclosed IPv6 bracket)
         raise ConfigurationError(
             f"{name} {redact(text)!r} is not a valid URL ({exc}).",
