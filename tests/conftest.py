@@ -154,6 +154,7 @@ def sdk_wheel(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
             "download",
             "--no-deps",
             "--only-binary=:all:",
+            "--python-version=3.11",  # the wheel's Requires-Python; it is read, never installed
             "-q",
             "-d",
             str(folder),

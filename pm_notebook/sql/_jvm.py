@@ -105,6 +105,9 @@ def _download_driver(target: Path) -> None:
             "--no-deps",
             "--only-binary",
             ":all:",
+            # the wheel says Requires-Python >= 3.11; only its jar is read, so any interpreter may fetch it
+            "--python-version",
+            "3.11",
             "--disable-pip-version-check",
             "-d",
             tmp,
