@@ -24,9 +24,9 @@ from . import frames
 from ._cache import ResultCache
 from .config import CacheSettings, Settings, mask_jdbc_url
 from .errors import ConfigurationError, PMError, QueryError, ReplayMiss
-from .sql.context import answer_context
+from .sql.context import answer_context, check_context
 
-__all__ = ["REPLAY", "STORE", "Offline", "ReplayTransport", "recorded_connection"]
+__all__ = ["REPLAY", "STORE", "Offline", "ReplayTransport", "recorded_connection", "recorded_context"]
 
 #: the modes of one call: answered from the folder, or run live and stored (None: run live only)
 REPLAY, STORE = "replay", "store"
@@ -137,6 +137,8 @@ class Offline:
             "auth_url": s.auth_url,
             "client_id": s.client_id,
             "jdbc_url": mask_jdbc_url(s.jdbc_url),  # a driver password in the URL is never written down
+            # the default query context, as far as it keys results: a replay without it finds them
+            "context": answer_context(s.context),
         }
         self.results.store_rest("connection", [], record)
         self._recorded = True
@@ -208,3 +210,13 @@ def recorded_connection(folder: Any) -> dict[str, Any]:
     except (ReplayMiss, PMError):
         return {}
     return dict(value) if isinstance(value, dict) else {}
+
+
+def recorded_context(recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """The default query context recorded beside the results (see :func:`recorded_connection`), checked;
+    empty when none was recorded or a hand-edited one is not valid."""
+    value = recorded.get("context")
+    try:
+        return check_context(value) if isinstance(value, dict) else {}
+    except ConfigurationError:
+        return {}

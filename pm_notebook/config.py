@@ -449,10 +449,11 @@ def query_context(
     *,
     environ: Mapping[str, str] | None = None,
     env_file: str | os.PathLike[str] | None = None,
+    use_dotenv: bool = True,
 ) -> tuple[dict[str, Any], str]:
     """The connection's default query context and where it came from: the *context* argument (``{}`` too:
-    it means none), else ``PM_QUERY_CONTEXT`` in *environ*, else in the ``.env`` file; ``({}, "default")``
-    when none sets it.
+    it means none), else ``PM_QUERY_CONTEXT`` in *environ*, else in the ``.env`` file (unless not
+    *use_dotenv*: replay reads no ``.env``); ``({}, "default")`` when none sets it.
 
     :raises ConfigurationError: the context is not valid; the message names the argument or the variable.
 
@@ -468,6 +469,8 @@ def query_context(
     text = environ.get(CONTEXT_ENV_VAR)
     if text is not None and text.strip():
         return parse_context_variable(text, f"{CONTEXT_ENV_VAR} (environment)"), "env"
+    if not use_dotenv:
+        return {}, "default"
     dotenv, path = _read_dotenv(env_file)
     text = dotenv.get(CONTEXT_ENV_VAR)
     del dotenv  # it may hold the secret: keep no more of it than this variable

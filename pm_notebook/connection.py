@@ -22,7 +22,7 @@ from ._models import (
     Variant,
     Workgroup,
 )
-from ._offline import REPLAY, STORE, Offline, recorded_connection
+from ._offline import REPLAY, STORE, Offline, recorded_connection, recorded_context
 from ._secret import Secret
 from .api import RestClient
 from .auth import TokenProvider
@@ -667,9 +667,11 @@ def connect(
     recorded = recorded_connection(caching.cache_dir)
     given = {"base_url": base_url, "auth_url": auth_url, "client_id": client_id, "jdbc_url": jdbc_url}
     recorded.update({k: v for k, v in given.items() if isinstance(v, str) and v.strip()})
-    default_context, _ = query_context(
-        context, environ=options.get("environ"), env_file=options.get("env_file")
-    )
+    # The default context: the argument, else PM_QUERY_CONTEXT, else the one the results were stored with
+    # (recorded beside them), so whoever replays a shared folder finds them without the author's variables.
+    default_context, source = query_context(context, environ=options.get("environ"), use_dotenv=False)
+    if source == "default":
+        default_context = recorded_context(recorded)
     settings = replay_settings(recorded, default_context)
     conn = Connection(settings, caching=caching, online=False)
     conn.sql_transport = pinned

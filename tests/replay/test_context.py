@@ -60,16 +60,22 @@ def test_a_stored_refusal_and_a_stored_result_of_one_statement(live, replay, cas
 def test_the_connection_default_is_part_of_the_key(sandbox, cache_dir, replay, cases, monkeypatch):
     from .conftest import live_connection
 
-    with live_connection(sandbox, cache_dir, context={"sqlTimeZone": "Europe/Paris"}) as conn:
+    default = {"sqlTimeZone": "Europe/Paris", "timeout": 60000}
+    with live_connection(sandbox, cache_dir, context=default) as conn:
         stored = conn.query(days(cases))
+    # whoever replays the folder has not the author's context: it was recorded beside the results
+    shared = replay()
+    assert shared.context == {"sqlTimeZone": "Europe/Paris"}  # the part that keys results
+    pd.testing.assert_frame_equal(shared.query(days(cases)), stored)
     with pytest.raises(ReplayMiss, match="another query context"):
-        replay().query(days(cases))
-    pd.testing.assert_frame_equal(replay(context={"sqlTimeZone": "Europe/Paris"}).query(days(cases)), stored)
+        replay(context={}).query(days(cases))  # an argument wins over the recorded default, {} too
+    with pytest.raises(ReplayMiss, match="another query context"):
+        shared.query(days(cases), context={"sqlTimeZone": "UTC"})  # per call wins, in replay as live
+    monkeypatch.setenv("PM_QUERY_CONTEXT", json.dumps({"sqlTimeZone": "Asia/Tokyo"}))
+    with pytest.raises(ReplayMiss, match="another query context"):
+        replay().query(days(cases))  # the variable wins over the recorded default
     monkeypatch.setenv("PM_QUERY_CONTEXT", json.dumps({"sqlTimeZone": "Europe/Paris", "priority": 5}))
     pd.testing.assert_frame_equal(replay().query(days(cases)), stored)
-    # per call wins over the default, in replay as live
-    with pytest.raises(ReplayMiss):
-        replay().query(days(cases), context={"sqlTimeZone": "UTC"})
 
 
 def test_a_bad_context_is_refused_in_replay_too(replay, monkeypatch):
