@@ -15,9 +15,12 @@ description with other rows; a data file changed or cut short afterwards fails t
 reported as :class:`~pm_notebook.errors.CacheError`.
 
 The key is the SHA-256 of the SQL text, the parameters (JSON with a type tag per value, so ``1``, ``1.0``
-and ``"1"`` differ) and the transport asked for. REST answers are stored under ``rest-<key>.json``: every
-GET of the REST client (``projects()``, ``tables(p)``, paged routes) keyed by path and query parameters,
-with its status, content type, body and the body's hash.
+and ``"1"`` differ), the transport asked for and, when there is one, the part of the query context that may
+change the answer (the caller chooses it: :func:`pm_notebook.sql.context.answer_context`).
+
+REST answers are stored under ``rest-<key>.json``: every GET of the REST client (``projects()``,
+``tables(p)``, paged routes) keyed by path and query parameters, with its status, content type, body and
+the body's hash.
 
 This module knows nothing of connections, IPython or the network: :class:`pm_notebook.Connection` decides
 when to store and when to answer from here.
@@ -137,6 +140,8 @@ class Entry:
     sha256: str
     #: the fields of the QueryError the SQL engine answered instead of rows (then there is no data file)
     error: dict[str, Any] | None = None
+    #: the query context keys it was run with that may change the answer (part of the key when not empty)
+    context: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def serves(self, limit: int) -> bool:
         """Whether this entry holds every row a fetch with *limit* (0: all) would return."""
@@ -178,9 +183,13 @@ class ResultCache:
 
     # --- SQL results ------------------------------------------------------------------------------
     @staticmethod
-    def key(sql: str, tagged: list[Any], requested: str) -> str:
-        """The entry key of a statement: its SQL, its tagged parameters and the transport asked for."""
-        return _digest({"sql": sql, "params": tagged, "transport": requested})
+    def key(sql: str, tagged: list[Any], requested: str, context: dict[str, Any] | None = None) -> str:
+        """The entry key of a statement: its SQL, its tagged parameters, the transport asked for and its
+        *context* (left out when empty, so entries stored without one keep their key)."""
+        asked: dict[str, Any] = {"sql": sql, "params": tagged, "transport": requested}
+        if context:
+            asked["context"] = context
+        return _digest(asked)
 
     def _ensure_folder(self) -> None:
         try:
@@ -201,8 +210,10 @@ class ResultCache:
         transport: str,
         truncated: bool = False,
         limit: int = 0,
+        context: dict[str, Any] | None = None,
     ) -> Entry:
-        """Store *table*, the result of *sql* with *params*; a previous entry of the same key is replaced."""
+        """Store *table*, the result of *sql* with *params* (and *context*); a previous entry of the same key
+        is replaced."""
         import pyarrow.parquet as pq
 
         names = list(table.schema.names)
@@ -223,13 +234,23 @@ class ResultCache:
             columns=[[n, str(f.type)] for n, f in zip(names, table.schema, strict=True)],
             sha256=digest,
             names=names,
+            context=dict(context or {}),
         )
 
-    def store_error(self, sql: str, params: Sequence[Any], requested: str, error: QueryError) -> Entry:
+    def store_error(
+        self,
+        sql: str,
+        params: Sequence[Any],
+        requested: str,
+        error: QueryError,
+        *,
+        context: dict[str, Any] | None = None,
+    ) -> Entry:
         """Store the SQL engine's refusal of *sql*, so a replay raises the same error (same message, same
         position) instead of a miss; replaces a previous entry of the same key."""
         state = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(error).items()}
-        return self._write(sql, params, requested, None, error=json.loads(json.dumps(state, default=str)))
+        error_state = json.loads(json.dumps(state, default=str))
+        return self._write(sql, params, requested, None, error=error_state, context=dict(context or {}))
 
     def _write(
         self,
@@ -246,7 +267,7 @@ class ResultCache:
         pairs it with other rows."""
         self._ensure_folder()
         tagged = tag_params(params)
-        key = self.key(sql, tagged, requested)
+        key = self.key(sql, tagged, requested, fields.get("context"))
         data_name = f"{key}-{fields['sha256'][:16]}.parquet" if payload is not None else ""
         entry = Entry(
             **{
@@ -334,8 +355,17 @@ class ResultCache:
         names = [name for name, _ in entry.columns]
         return table.rename_columns(names)
 
-    def find(self, sql: str, params: Sequence[Any], requested: str, *, limit: int = 0) -> Entry:
-        """The stored entry answering *sql* with *params* (transport *requested*, row cap *limit*).
+    def find(
+        self,
+        sql: str,
+        params: Sequence[Any],
+        requested: str,
+        *,
+        limit: int = 0,
+        context: dict[str, Any] | None = None,
+    ) -> Entry:
+        """The stored entry answering *sql* with *params* and *context* (transport *requested*, row cap
+        *limit*).
 
         An entry asked for with another transport also answers when it ran on the transport asked for, or
         when ``"auto"`` is asked (the rows and types are the same on every transport).
@@ -343,14 +373,30 @@ class ResultCache:
         :raises ReplayMiss: nothing stored answers it; the message says what differs and what to do.
         """
         tagged = tag_params(params)
-        exact = self._read_entry(self.folder / f"{self.key(sql, tagged, requested)}.json", strict=True)
+        context = dict(context or {})
+        exact = self._read_entry(
+            self.folder / f"{self.key(sql, tagged, requested, context)}.json", strict=True
+        )
         if exact is not None and exact.serves(limit):
             return exact  # the common case: one file read, no scan of the folder
-        same = [e for e in self.entries() if e.sql == sql and e.params == tagged]
+        asked = [e for e in self.entries() if e.sql == sql and e.params == tagged]
+        same = [e for e in asked if e.context == context]
         for entry in same:
             if (entry.transport == requested or requested == "auto") and entry.serves(limit):
                 return entry
+        if asked and not same:
+            raise ReplayMiss(self._explain_context_miss(sql, context, asked), hint=_WHAT_TO_DO)
         raise ReplayMiss(self._explain_miss(sql, tagged, requested, limit, same), hint=_WHAT_TO_DO)
+
+    def _explain_context_miss(self, sql: str, context: dict[str, Any], asked: list[Entry]) -> str:
+        def show(ctx: dict[str, Any]) -> str:
+            return json.dumps(ctx, sort_keys=True) if ctx else "no context"
+
+        stored = "; ".join(sorted({show(e.context) for e in asked}))
+        return (
+            f"Replay: {_short(sql)!r} is stored in {str(self.folder)!r}, but with another query context "
+            f"(keys that may change the answer).\n  asked:  {show(context)}\n  stored: {stored}"
+        )
 
     def auto_transport(self) -> str:
         """The transport that served the statements stored with transport ``"auto"`` (the latest, if several).

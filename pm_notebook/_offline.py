@@ -15,7 +15,7 @@ Every answer of the connection passes here the same way, whatever asked for it:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,8 +24,9 @@ from . import frames
 from ._cache import ResultCache
 from .config import CacheSettings, Settings, mask_jdbc_url
 from .errors import ConfigurationError, PMError, QueryError, ReplayMiss
+from .sql.context import answer_context, check_context
 
-__all__ = ["REPLAY", "STORE", "Offline", "ReplayTransport", "recorded_connection"]
+__all__ = ["REPLAY", "STORE", "Offline", "ReplayTransport", "recorded_connection", "recorded_context"]
 
 #: the modes of one call: answered from the folder, or run live and stored (None: run live only)
 REPLAY, STORE = "replay", "store"
@@ -55,13 +56,16 @@ class ReplayTransport:
         *,
         limit: int = 0,
         on_rows: Callable[[int], None] | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> Iterator[Served]:
         """The stored rows of *sql* with *params* (at most *limit*, 0: all) and the transport that ran it.
 
+        :param context: the checked query context of the call: the stored result is the one run with the
+            same keys that may change the answer (``sqlTimeZone`` does; ``timeout`` or ``sqlQueryId`` do not).
         :raises ReplayMiss: nothing stored answers it (the message says what differs).
         :raises QueryError: the SQL engine's refusal, as stored.
         """
-        entry = self._results.find(sql, params, self._requested, limit=limit)
+        entry = self._results.find(sql, params, self._requested, limit=limit, context=answer_context(context))
         if entry.error is not None:
             raise self._results.stored_error(entry)
         table, truncated = self._results.load(entry), entry.truncated
@@ -133,6 +137,8 @@ class Offline:
             "auth_url": s.auth_url,
             "client_id": s.client_id,
             "jdbc_url": mask_jdbc_url(s.jdbc_url),  # a driver password in the URL is never written down
+            # the default query context, as far as it keys results: a replay without it finds them
+            "context": answer_context(s.context),
         }
         self.results.store_rest("connection", [], record)
         self._recorded = True
@@ -155,20 +161,30 @@ class Offline:
         requested: str,
         *,
         limit: int = 0,
+        context: Mapping[str, Any] | None = None,
     ) -> Iterator[Served]:
         """The rows of the *live* statement, read whole and stored (the statement is closed before they are
-        served); the SQL engine's own refusal (not a cancel nor a protocol hiccup) is stored as the answer."""
+        served); the SQL engine's own refusal (not a cancel nor a protocol hiccup) is stored as the answer.
+        The entry is keyed by the part of the checked *context* that may change the answer."""
+        keyed = answer_context(context)
         try:
             with live as (name, rows):
                 table = frames.to_table(rows)
         except QueryError as err:
             if type(err) is QueryError and err.server_message:
                 self._record_connection()
-                self.results.store_error(sql, params, requested, err)
+                self.results.store_error(sql, params, requested, err, context=keyed)
             raise
         self._record_connection()
         self.results.store(
-            sql, params, requested, table, transport=name, truncated=rows.truncated, limit=limit
+            sql,
+            params,
+            requested,
+            table,
+            transport=name,
+            truncated=rows.truncated,
+            limit=limit,
+            context=keyed,
         )
         yield name, frames.Rows.of_table(table, truncated=rows.truncated)
 
@@ -194,3 +210,13 @@ def recorded_connection(folder: Any) -> dict[str, Any]:
     except (ReplayMiss, PMError):
         return {}
     return dict(value) if isinstance(value, dict) else {}
+
+
+def recorded_context(recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """The default query context recorded beside the results (see :func:`recorded_connection`), checked;
+    empty when none was recorded or a hand-edited one is not valid."""
+    value = recorded.get("context")
+    try:
+        return check_context(value) if isinstance(value, dict) else {}
+    except ConfigurationError:
+        return {}

@@ -12,11 +12,16 @@ Every value is looked up in this order, first hit wins:
 
 The JDBC URL, when none of these gives it, is derived from the API host as the service documents it:
 ``jdbc:avatica:remote:url=http://<api host>:8082/druid/v2/sql/avatica/``.
+
+The connection's default Druid query context comes from ``connect(context=...)``, else ``PM_QUERY_CONTEXT``
+(a JSON object) in the environment, else in the ``.env`` file; it is checked here, once
+(:func:`query_context`).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import json
 import logging
 import math
 import os
@@ -29,9 +34,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ._secret import Secret
 from .errors import ConfigurationError, redact
+from .sql.context import check_context, describe_context
 
 __all__ = [
     "CACHE_ENV_VARS",
+    "CONTEXT_ENV_VAR",
     "ENV_VARS",
     "CacheSettings",
     "KEYRING_SERVICE",
@@ -43,6 +50,8 @@ __all__ = [
     "normalise_auth_url",
     "normalise_base_url",
     "cache_settings",
+    "parse_context_variable",
+    "query_context",
     "replay_settings",
     "resolve",
     "split_jdbc_url",
@@ -60,6 +69,8 @@ ENV_VARS: Mapping[str, str] = {
     "client_secret": "PM_CLIENT_SECRET",
     "jdbc_url": "PM_JDBC_URL",
 }
+#: the environment / ``.env`` variable holding the connection's default query context, as a JSON object
+CONTEXT_ENV_VAR = "PM_QUERY_CONTEXT"
 SQL_PORT = 8082
 AVATICA_PATH = "/druid/v2/sql/avatica/"
 JDBC_PREFIX = "jdbc:avatica:remote:url="
@@ -86,6 +97,8 @@ class Settings:
     :param backoff_max: cap of one backoff wait, and of a server's ``Retry-After``.
     :param renew_before: renew the access token this many seconds before it expires (at most a fifth of its
         lifetime, so short-lived tokens are not renewed on every call).
+    :param context: the default Druid query context of every statement (checked; a statement's own
+        context is laid over it, key by key).
     :param sources: where each connection value came from (``argument``, ``env``, ``.env:<path>``,
         ``keyring``, ``derived``), for diagnostics.
     """
@@ -101,6 +114,7 @@ class Settings:
     backoff_factor: float = 0.5
     backoff_max: float = 30.0
     renew_before: float = 30.0
+    context: Mapping[str, Any] = field(default_factory=dict, hash=False)
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     @property
@@ -116,7 +130,8 @@ class Settings:
     def __repr__(self) -> str:
         return (
             f"Settings(base_url={self.base_url!r}, auth_url={self.auth_url!r}, client_id={self.client_id!r}, "
-            f"client_secret=Secret('***'), jdbc_url={mask_jdbc_url(self.jdbc_url)!r})"
+            f"client_secret=Secret('***'), jdbc_url={mask_jdbc_url(self.jdbc_url)!r}"
+            + (f", context={describe_context(self.context)!r})" if self.context else ")")
         )
 
 
@@ -413,8 +428,69 @@ def check_option_names(options: Mapping[str, Any]) -> None:
         raise ConfigurationError(
             f"Unknown connection option(s): {', '.join(unknown)}.",
             hint=f"Valid options: {', '.join(_OPTION_NAMES)}, env_file, use_keyring, "
-            "cache, replay, cache_dir, transport.",
+            "cache, replay, cache_dir, transport, context.",
         )
+
+
+def parse_context_variable(text: str, where: str) -> dict[str, Any]:
+    """The checked query context a ``PM_QUERY_CONTEXT`` value holds (a JSON object).
+
+    :param where: the variable and where it was read, for messages (``PM_QUERY_CONTEXT (environment)``).
+    :raises ConfigurationError: not JSON, not an object, or a key or value :func:`check_context` refuses;
+        the message names *where*.
+    """
+    example = f"""{CONTEXT_ENV_VAR}='{{"sqlTimeZone": "Europe/Paris", "timeout": 60000}}'"""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        detail = f"{exc.msg} at character {exc.pos}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise ConfigurationError(
+            f"{where} is not valid JSON ({detail}).", hint=f"Set it to a JSON object, e.g. {example}."
+        ) from None
+    if not isinstance(value, dict):
+        raise ConfigurationError(
+            f"{where} must be a JSON object of Druid context keys, not a JSON {type(value).__name__}.",
+            hint=f"For example {example}.",
+        )
+    try:
+        return check_context(value)
+    except ConfigurationError as err:
+        raise ConfigurationError(f"{where}: {err.message}", hint=err.hint) from None
+
+
+def query_context(
+    context: Mapping[str, Any] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    env_file: str | os.PathLike[str] | None = None,
+    use_dotenv: bool = True,
+) -> tuple[dict[str, Any], str]:
+    """The connection's default query context and where it came from: the *context* argument (``{}`` too:
+    it means none), else ``PM_QUERY_CONTEXT`` in *environ*, else in the ``.env`` file (unless not
+    *use_dotenv*: replay reads no ``.env``); ``({}, "default")`` when none sets it.
+
+    :raises ConfigurationError: the context is not valid; the message names the argument or the variable.
+
+    >>> query_context(environ={"PM_QUERY_CONTEXT": '{"enableWindowing": "true"}'}, env_file=None)
+    ({'enableWindowing': True}, 'env')
+    """
+    if context is not None:
+        try:
+            return check_context(context), "argument"
+        except ConfigurationError as err:
+            raise ConfigurationError(f"connect(context=...): {err.message}", hint=err.hint) from None
+    environ = os.environ if environ is None else environ
+    text = environ.get(CONTEXT_ENV_VAR)
+    if text is not None and text.strip():
+        return parse_context_variable(text, f"{CONTEXT_ENV_VAR} (environment)"), "env"
+    if not use_dotenv:
+        return {}, "default"
+    dotenv, path = _read_dotenv(env_file)
+    text = dotenv.get(CONTEXT_ENV_VAR)
+    del dotenv  # it may hold the secret: keep no more of it than this variable
+    if text is not None and text.strip():
+        return parse_context_variable(text, f"{CONTEXT_ENV_VAR} in {path}"), f".env:{path}"
+    return {}, "default"
 
 
 def resolve(
@@ -424,6 +500,7 @@ def resolve(
     client_secret: str | Secret | None = None,
     jdbc_url: str | None = None,
     *,
+    context: Mapping[str, Any] | None = None,
     env_file: str | os.PathLike[str] | None = None,
     use_keyring: bool = True,
     environ: Mapping[str, str] | None = None,
@@ -431,6 +508,7 @@ def resolve(
 ) -> Settings:
     """Resolve the connection values (arguments → env → ``.env`` → keyring) into a frozen :class:`Settings`.
 
+    :param context: the default Druid query context (else ``PM_QUERY_CONTEXT``, see :func:`query_context`).
     :param env_file: a ``.env`` file to read instead of searching from the current directory upwards.
     :param use_keyring: look missing values up in the OS keyring (when ``keyring`` is installed).
     :param environ: the environment to read (default ``os.environ``).
@@ -452,6 +530,9 @@ def resolve(
         "jdbc_url": jdbc_url,
     }
     values, sources = _gather(given, environ, env_file, use_keyring)
+    default_context, context_source = query_context(context, environ=environ, env_file=env_file)
+    if default_context:
+        sources["context"] = context_source
 
     required = [k for k in ("base_url", "auth_url", "client_id", "client_secret") if k not in values]
     if required:
@@ -485,6 +566,7 @@ def resolve(
         backoff_factor=_option(options, "backoff_factor", float),
         backoff_max=_option(options, "backoff_max", float),
         renew_before=_option(options, "renew_before", float),
+        context=default_context,
         sources=dict(sources),
     )
     logger.debug("settings resolved: %r (sources %s)", settings, sources)  # the repr masks every secret
@@ -567,11 +649,12 @@ def cache_settings(
     )
 
 
-def replay_settings(recorded: Mapping[str, Any] | None) -> Settings:
+def replay_settings(recorded: Mapping[str, Any] | None, context: Mapping[str, Any] | None = None) -> Settings:
     """Connection values for a replay connection made without any: those recorded beside the cache, if any.
 
     They only name the service (reprs, ``%pmsql`` status); replay never sends a request. The secret is
-    empty: it is neither recorded nor needed.
+    empty: it is neither recorded nor needed. *context* is the default query context (checked, see
+    :func:`query_context`): a stored result is found by the context it was run with.
     """
     recorded = recorded or {}
     base = recorded.get("base_url") or "http://replay.invalid"
@@ -585,9 +668,10 @@ def replay_settings(recorded: Mapping[str, Any] | None) -> Settings:
             client_secret=Secret(""),
             jdbc_url=_check_jdbc_url(jdbc),
             sql_http_url=sql_http_url_from_jdbc(jdbc),
+            context=dict(context or {}),
             sources={k: "cache" for k in ("base_url", "auth_url", "client_id", "jdbc_url")},
         )
     except ConfigurationError:  # a hand-edited record: fall back to the neutral placeholder
         if not recorded:
             raise
-        return replay_settings(None)
+        return replay_settings(None, context)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +22,7 @@ from ._models import (
     Variant,
     Workgroup,
 )
-from ._offline import REPLAY, STORE, Offline, recorded_connection
+from ._offline import REPLAY, STORE, Offline, recorded_connection, recorded_context
 from ._secret import Secret
 from .api import RestClient
 from .auth import TokenProvider
@@ -31,11 +31,13 @@ from .config import (
     Settings,
     cache_settings,
     check_option_names,
+    query_context,
     replay_settings,
     resolve,
 )
 from .errors import ClosedError, ConfigurationError, NotFound, QueryCancelled, ReplayMiss
 from .sql import dbapi
+from .sql.context import merge_contexts
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -108,6 +110,12 @@ class Connection:
     def settings(self) -> Settings:
         """The resolved connection values (the secret stays masked)."""
         return self._settings
+
+    @property
+    def context(self) -> dict[str, Any]:
+        """The default Druid query context of every statement (``connect(context=...)`` or
+        ``PM_QUERY_CONTEXT``); a statement's own ``context=`` is laid over it, key by key. A copy."""
+        return dict(self._settings.context)
 
     @property
     def closed(self) -> bool:
@@ -355,6 +363,7 @@ class Connection:
         limit: int = 0,
         batch_rows: int | None = None,
         on_rows: Callable[[int], None] | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> Iterator[tuple[str, frames.Rows]]:
         """Run one statement: the name of the transport that serves it and its rows, live, stored or replayed.
 
@@ -365,19 +374,26 @@ class Connection:
 
         :param limit: serve at most this many rows (0: all); ``rows.truncated`` says whether more existed.
         :param on_rows: called with the number of rows read so far (a progress line).
+        :param context: the statement's Druid query context, laid over the connection's :attr:`context`
+            (checked here, before any request; stored and replayed results are keyed by the part of it that
+            may change the answer).
         """
         mode = self._offline.mode(cache)
         self._check_open()
         _check_sql(sql_text)
         values = sql.check_params(params)
         requested = sql.transport_name(transport or self.sql_transport)
+        sent = merge_contexts(self._settings.context, context)
         if mode == REPLAY:
-            served = self._offline.replayer(requested).execute(sql_text, values, limit=limit, on_rows=on_rows)
+            replayer = self._offline.replayer(requested)
+            served = replayer.execute(sql_text, values, limit=limit, on_rows=on_rows, context=sent)
         else:
             rows = batch_rows or self.sql_batch_rows
-            served = self._live(requested, sql_text, values, limit=limit, batch_rows=rows, on_rows=on_rows)
+            served = self._live(
+                requested, sql_text, values, limit=limit, batch_rows=rows, on_rows=on_rows, context=sent
+            )
             if mode == STORE:
-                served = self._offline.stored(served, sql_text, values, requested, limit=limit)
+                served = self._offline.stored(served, sql_text, values, requested, limit=limit, context=sent)
         with served as (name, got):
             yield name, got
 
@@ -391,8 +407,9 @@ class Connection:
         limit: int,
         batch_rows: int,
         on_rows: Callable[[int], None] | None,
+        context: dict[str, Any] | None,
     ) -> Iterator[tuple[str, frames.Rows]]:
-        """One statement on the service: the one place a transport executes.
+        """One statement on the service: the one place a transport executes (with the checked *context*).
 
         Ctrl-C cancels the statement on the server and surfaces as QueryCancelled; leaving the block early
         (a row cap, a loop left) closes it on the server.
@@ -400,7 +417,7 @@ class Connection:
         chosen = self._sql().get(requested)
         result = None
         try:
-            result = chosen.execute(sql_text, values, batch_rows=batch_rows)
+            result = chosen.execute(sql_text, values, batch_rows=batch_rows, context=context)
             yield chosen.name, frames.parse(result.columns, result.batches(), limit=limit, on_rows=on_rows)
         except KeyboardInterrupt:
             if result is not None:
@@ -450,6 +467,7 @@ class Connection:
         on_rows: Callable[[int], None] | None = None,
         batch_rows: int | None = None,
         cache: bool | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> Fetched:
         """Run *sql* and return its DataFrame together with the transport that served it.
 
@@ -464,6 +482,9 @@ class Connection:
         :param batch_rows: rows per round trip to the server (default :attr:`sql_batch_rows`).
         :param cache: True stores this result in the cache folder (None: the connection's ``cache``
             setting). In replay mode the result comes from the cache whatever this says.
+        :param context: Druid query context keys for this statement (``{"sqlTimeZone": "Europe/Paris"}``),
+            laid over the connection's :attr:`context`; a bad key or value is a
+            :class:`~pm_notebook.errors.ConfigurationError` before any request.
 
         >>> got = conn.fetch('SELECT caseid FROM "my-project-id"', limit=10)  # doctest: +SKIP
         >>> got.frame, got.transport, got.truncated                           # doctest: +SKIP
@@ -473,13 +494,21 @@ class Connection:
         rows = self.sql_batch_rows if batch_rows is None else positive_int(batch_rows, "batch_rows")
         if limit:
             rows = min(rows, limit + 1)  # one row past the cap tells "more exist" from "exactly limit"
-        served = self._served(sql, params, transport, cache, limit=limit, batch_rows=rows, on_rows=on_rows)
+        served = self._served(
+            sql, params, transport, cache, limit=limit, batch_rows=rows, on_rows=on_rows, context=context
+        )
         with served as (name, got):
             table = frames.to_table(got)
         return Fetched(frames.to_pandas(table, consume=True, transport=name), name, got.truncated)
 
     def query(
-        self, sql: str, params: Any = None, *, transport: str | None = None, cache: bool | None = None
+        self,
+        sql: str,
+        params: Any = None,
+        *,
+        transport: str | None = None,
+        cache: bool | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> pd.DataFrame:
         """Run *sql* and return a typed DataFrame.
 
@@ -488,18 +517,28 @@ class Connection:
         :param transport: ``"auto"`` (default), ``"druid"``, ``"avatica"`` or ``"jdbc"``.
         :param cache: True stores the result in the cache folder for offline replay (None: the connection's
             setting; see :func:`connect`).
+        :param context: Druid query context keys for this statement, laid over the connection's
+            :attr:`context` (``{"enableWindowing": True}`` for ``LAG() OVER (...)``); checked before any
+            request.
 
         Types: TIMESTAMP → ``datetime64[ms, UTC]``, BIGINT → ``Int64``, DOUBLE → ``float64``, VARCHAR →
         ``string``, BOOLEAN → ``boolean``, arrays → lists; NULLs are kept; an empty result keeps its columns.
         ``frame.attrs["transport"]`` names the transport that ran it (see also :meth:`fetch`).
         """
-        return self.fetch(sql, params, transport=transport, cache=cache).frame
+        return self.fetch(sql, params, transport=transport, cache=cache, context=context).frame
 
     def query_arrow(
-        self, sql: str, params: Any = None, *, transport: str | None = None, cache: bool | None = None
+        self,
+        sql: str,
+        params: Any = None,
+        *,
+        transport: str | None = None,
+        cache: bool | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> pa.Table:
-        """Run *sql* and return a ``pyarrow.Table`` with the same types as :meth:`query` (*cache*: idem)."""
-        with self._served(sql, params, transport, cache) as (_, got):
+        """Run *sql* and return a ``pyarrow.Table`` with the same types as :meth:`query` (*cache*, *context*:
+        idem)."""
+        with self._served(sql, params, transport, cache, context=context) as (_, got):
             return frames.to_table(got)
 
     def query_chunks(
@@ -510,6 +549,7 @@ class Connection:
         chunk_rows: int = 100_000,
         transport: str | None = None,
         cache: bool | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> Iterator[pd.DataFrame]:
         """Run *sql* and yield DataFrames of at most *chunk_rows* rows (at least one, maybe empty).
 
@@ -517,11 +557,12 @@ class Connection:
         :attr:`sql_batch_rows` rows, whichever is smaller), so memory follows the chunk size, not the result;
         leaving the loop early cancels the rest on the server. When the result is stored in the cache
         (*cache*, or the connection's setting) or replayed, it is fetched whole first and then cut into
-        chunks.
+        chunks. *context*: as :meth:`query` (checked when the first chunk is asked for).
         """
         chunk_rows = positive_int(chunk_rows, "chunk_rows")
         batch_rows = min(chunk_rows, self.sql_batch_rows)
-        with self._served(sql, params, transport, cache, batch_rows=batch_rows) as (name, got):
+        served = self._served(sql, params, transport, cache, batch_rows=batch_rows, context=context)
+        with served as (name, got):
             for table in frames.chunks(got, chunk_rows):
                 yield frames.to_pandas(table, consume=True, transport=name)
 
@@ -534,6 +575,7 @@ class Connection:
         transport: str | None = None,
         cache: bool | None = None,
         chunk_rows: int | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> int:
         """Stream the result of *sql* into a Parquet file at *path*; return the number of rows written.
 
@@ -543,15 +585,24 @@ class Connection:
 
         :param chunk_rows: rows per row group, and at most per transport batch (default
             :attr:`sql_batch_rows`): one chunk is held at a time, so memory follows it, not the result.
+        :param context: as :meth:`query`.
         """
         rows = self.sql_batch_rows if chunk_rows is None else positive_int(chunk_rows, "chunk_rows")
         path = frames.parquet_target(path)
         batch_rows = min(rows, self.sql_batch_rows)
-        with self._served(sql, params, transport, cache, batch_rows=batch_rows) as (_, got):
+        served = self._served(sql, params, transport, cache, batch_rows=batch_rows, context=context)
+        with served as (_, got):
             return frames.write_rows(got, path, chunk_rows=rows)
 
-    def dbapi(self, *, transport: str | None = None) -> dbapi.Connection:
-        """A PEP 249 connection (paramstyle ``qmark``) on its own transport, for ``pandas.read_sql`` etc."""
+    def dbapi(
+        self, *, transport: str | None = None, context: Mapping[str, Any] | None = None
+    ) -> dbapi.Connection:
+        """A PEP 249 connection (paramstyle ``qmark``) on its own transport, for ``pandas.read_sql`` etc.
+
+        :param context: Druid query context keys for its every statement, laid over the connection's
+            :attr:`context` (checked here, before any request).
+        """
+        sent = merge_contexts(self._settings.context, context)
         if self._offline.replay:
             raise ReplayMiss(
                 "Replay mode opens no SQL connection, and a DB-API connection cannot be replayed.",
@@ -559,7 +610,7 @@ class Connection:
                 "dbapi() needs the service.",
             )
         name = self._sql().resolve(transport or self.sql_transport)
-        return dbapi.Connection(lambda: self._sql().new(name), to_arrow=frames.batch_to_arrow)
+        return dbapi.Connection(lambda: self._sql().new(name), to_arrow=frames.batch_to_arrow, context=sent)
 
 
 def connect(
@@ -573,6 +624,7 @@ def connect(
     replay: bool | None = None,
     cache_dir: Any = None,
     transport: str | None = None,
+    context: Mapping[str, Any] | None = None,
     **options: Any,
 ) -> Connection:
     """Connect to a workgroup; missing values come from ``PM_*`` env vars, then ``.env``, then the OS keyring.
@@ -590,6 +642,9 @@ def connect(
     :param transport: the SQL transport of every query that names none (``conn.sql_transport``):
         ``"auto"`` (default: the fastest that answers, see docs/transports.md), ``"druid"``, ``"avatica"`` or
         ``"jdbc"``.
+    :param context: the default Druid query context of every statement (default: ``PM_QUERY_CONTEXT``, a
+        JSON object, in the environment or ``.env``), e.g. ``{"sqlTimeZone": "Europe/Paris"}``; a query's
+        own ``context=`` is laid over it, key by key.
     :param options: ``env_file``, ``use_keyring``, ``timeout``, ``retries``, ``backoff_factor``,
         ``backoff_max``, ``renew_before`` (see :func:`pm_notebook.config.resolve`).
     :raises ConfigurationError: a value is missing or malformed.
@@ -603,7 +658,7 @@ def connect(
     check_option_names(options)
     pinned = sql.transport_name(transport)
     if not caching.replay:
-        settings = resolve(base_url, auth_url, client_id, client_secret, jdbc_url, **options)
+        settings = resolve(base_url, auth_url, client_id, client_secret, jdbc_url, context=context, **options)
         conn = Connection(settings, caching=caching)
         conn.sql_transport = pinned
         return conn
@@ -612,7 +667,12 @@ def connect(
     recorded = recorded_connection(caching.cache_dir)
     given = {"base_url": base_url, "auth_url": auth_url, "client_id": client_id, "jdbc_url": jdbc_url}
     recorded.update({k: v for k, v in given.items() if isinstance(v, str) and v.strip()})
-    settings = replay_settings(recorded)
+    # The default context: the argument, else PM_QUERY_CONTEXT, else the one the results were stored with
+    # (recorded beside them), so whoever replays a shared folder finds them without the author's variables.
+    default_context, source = query_context(context, environ=options.get("environ"), use_dotenv=False)
+    if source == "default":
+        default_context = recorded_context(recorded)
+    settings = replay_settings(recorded, default_context)
     conn = Connection(settings, caching=caching, online=False)
     conn.sql_transport = pinned
     return conn

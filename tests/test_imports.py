@@ -49,13 +49,15 @@ RULES: dict[str, set[str]] = {
     "_models": set(),
     "_cells": set(),
     "_display": set(),  # how a map sits in a notebook: pure HTML, for the magics and the widgets
-    "config": set(),
+    # config checks the default query context (PM_QUERY_CONTEXT) with the one context check, which is pure
+    "config": {"sql.context"},
     "_http": {"config"},
     "auth": {"_http", "config"},
     "api": {"auth", "_http", "_checks"},
     "sql.base": {"config"},  # the contract: data types only (config derives the Target's URLs)
     "sql.params": set(),
     "sql._workers": set(),
+    "sql.context": set(),  # the query context's checks: stdlib and leaves only, so config may use them
     "sql.druid_protocol": {"sql.base", "sql.params", "sql._errors"},  # sans-IO: no I/O module
     "sql._protocol": {"sql.base", "sql.params", "sql._errors"},  # sans-IO: no I/O module
     # the write side (create, upload, files): requests through the REST client; what it sends is built by
@@ -69,7 +71,7 @@ RULES: dict[str, set[str]] = {
     # the offline result cache: files in, Arrow tables out; the connection decides when to use it
     "_cache": set(),
     # the offline policy: when to store, how to replay (SQL as Rows, REST as the HTTP adapters' answers)
-    "_offline": {"_cache", "frames", "config"},
+    "_offline": {"_cache", "frames", "config", "sql.context"},  # results keyed by the answer's context keys
     "connection": {
         "config",
         "auth",
@@ -194,8 +196,13 @@ def test_every_module_has_a_rule() -> None:
     assert sorted(m for m in MODULES if m not in FREE and _rule_for(m) is None) == []
 
 
+#: what the magics may take from the sql package: the transport names and the query context's pure checks
+MAGIC_FROM_SQL = {"TRANSPORTS", "check_context", "describe_context", "merge_contexts"}
+
+
 def test_the_magics_take_only_the_transport_names_from_sql() -> None:
-    """The magics run SQL through ``Connection`` only; the sql package gives them the one transport list."""
+    """The magics run SQL through ``Connection`` only; the sql package gives them the one transport list and
+    the query context's checks (a ``%config PmSql.context`` is checked when set, with no connection)."""
     taken: dict[str, set[str]] = {}
     for module, path in MODULES.items():
         if not module.startswith("magic"):
@@ -207,7 +214,8 @@ def test_the_magics_take_only_the_transport_names_from_sql() -> None:
                 "sql" in a.name.split(".") for a in node.names
             ):
                 taken.setdefault(module, set()).add("the sql package itself")
-    assert taken and all(names == {"TRANSPORTS"} for names in taken.values()), taken
+    assert taken and all(names <= MAGIC_FROM_SQL for names in taken.values()), taken
+    assert set().union(*taken.values()) & {"TRANSPORTS"}
 
 
 def _module_of(target: str) -> str:

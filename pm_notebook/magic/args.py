@@ -11,7 +11,9 @@ Options come first; in the line form everything after the last option is the SQL
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..sql import TRANSPORTS
 
@@ -36,11 +38,14 @@ Query:       --limit N          fetch at most N rows (0 = all; default: %config 
              --to-parquet PATH  write the whole result to a Parquet file
              --explain          show Druid's plan (EXPLAIN PLAN FOR ...)
              --cache            also store the result in the cache folder, for offline replay
+             --context KEY=VAL  a Druid query context key for this query (repeatable; VAL is JSON when
+                                it parses, else text: --context timeout=5000 --context sqlTimeZone=UTC)
 Listings:    --tables           tables of the chosen project (or of every project)
              --columns TABLE    columns of TABLE (a name, or cases / vertex / edge)
 Other:       -v/--verbose       show the SQL sent and full tracebacks on errors
              -h/--help          this text
 Settings:    %config PmSql.autolimit = 1000 (also displaylimit, transport, verbose, progress)
+             %config PmSql.context = {'sqlTimeZone': 'Europe/Paris'}   every query's context
 Replay:      %config PmSql.cache = True   store every result (as --cache; or PM_CACHE=1)
              %config PmSql.replay = True  answer from the cache, no network (or PM_REPLAY=1)
              %config PmSql.cache_dir = 'folder'   (default .pm_cache; or PM_CACHE_DIR)
@@ -64,6 +69,8 @@ class MagicArgs:
     to_parquet: str | None = None
     explain: bool = False
     cache: bool = False
+    #: ``--context KEY=VALUE`` options, in order (checked by the connection, before any request)
+    context: dict[str, Any] = field(default_factory=dict)
     tables: bool = False
     columns: str | None = None
     project: str | None = None
@@ -78,7 +85,7 @@ class MagicArgs:
         return self.tables or self.columns is not None
 
 
-# option spelling -> (field, kind); kind: "flag", "str", "int", "name", "transport"
+# option spelling -> (field, kind); kind: "flag", "str", "int", "name", "transport", "context" (repeatable)
 _OPTIONS: dict[str, tuple[str, str]] = {
     "-o": ("output", "name"),
     "--output": ("output", "name"),
@@ -89,6 +96,7 @@ _OPTIONS: dict[str, tuple[str, str]] = {
     "--to-parquet": ("to_parquet", "str"),
     "--explain": ("explain", "flag"),
     "--cache": ("cache", "flag"),
+    "--context": ("context", "context"),
     "--tables": ("tables", "flag"),
     "--columns": ("columns", "str"),
     "--project": ("project", "str"),
@@ -123,6 +131,21 @@ def _next_token(text: str, pos: int) -> tuple[str, int, int] | None:
             parts.append(c)
             pos += 1
     return "".join(parts), start, pos
+
+
+def _context_item(option: str, raw: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` of ``--context``: the value as JSON when it parses (``5000``, ``true``), else text."""
+    key, eq, text = raw.partition("=")
+    key = key.strip()
+    if not eq or not key:
+        raise ArgumentError(
+            f"{option} expects KEY=VALUE, got {raw!r}: for example --context sqlTimeZone=Europe/Paris."
+        )
+    try:
+        value: Any = json.loads(text)
+    except ValueError:
+        value = text
+    return key, value
 
 
 def _convert(option: str, kind: str, raw: str) -> object:
@@ -167,7 +190,7 @@ def parse_args(line: str, cell: str | None = None) -> MagicArgs:
         if option not in _OPTIONS:
             raise ArgumentError(f"Unknown option {option!r} for %pmsql. Options:\n{USAGE}")
         field_name, kind = _OPTIONS[option]
-        if field_name in values:
+        if field_name in values and kind != "context":
             raise ArgumentError(f"{option} is given twice.")
         if kind in ("flag", "off"):
             if eq:
@@ -181,7 +204,14 @@ def parse_args(line: str, cell: str | None = None) -> MagicArgs:
                 if nxt is None or (nxt[0].startswith("-") and nxt[0] in _OPTIONS):
                     raise ArgumentError(f"{option} expects a value.")
                 raw, end = nxt[0], nxt[2]
-            values[field_name] = _convert(option, kind, raw)
+            if kind == "context":
+                key, value = _context_item(option, raw)
+                given: dict[str, Any] = values.setdefault(field_name, {})  # type: ignore[assignment]
+                if key in given:
+                    raise ArgumentError(f"{option} {key} is given twice.")
+                given[key] = value
+            else:
+                values[field_name] = _convert(option, kind, raw)
         pos = end
     rest = line[sql_start:].strip() if sql_start is not None else ""
     if cell is not None:
@@ -229,7 +259,7 @@ def _check(args: MagicArgs) -> None:
         )
     if args.tables and args.columns is not None:
         raise ArgumentError("--tables and --columns cannot be combined: choose one.")
-    if args.is_listing and (args.sql or modes or args.limit is not None):
+    if args.is_listing and (args.sql or modes or args.limit is not None or args.context):
         raise ArgumentError("--tables / --columns list metadata and take no SQL or query options.")
     if args.connection and (args.connect or args.env_file):
         raise ArgumentError(
@@ -242,3 +272,5 @@ def _check(args: MagicArgs) -> None:
         )
     if (args.chunks or args.to_parquet or args.explain or args.limit is not None) and not args.sql:
         raise ArgumentError(f"{(modes or ['--limit'])[0]} needs a query: give the SQL after the options.")
+    if args.context and not args.sql:
+        raise ArgumentError("--context needs a query: give the SQL after the options.")

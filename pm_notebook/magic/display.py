@@ -52,6 +52,7 @@ class Footer:
     shown: int | None = None  # rows displayed, when fewer than ``rows``
     limit: int | None = None  # the autolimit that stopped the fetch, when it did
     note: str | None = None
+    context: str | None = None  # the query context sent, as describe_context shows it (no secret values)
 
     def text(self) -> str:
         parts = [
@@ -62,6 +63,8 @@ class Footer:
         if self.transport:
             parts.append(f"via {self.transport}")
         out = " · ".join(parts)
+        if self.context:
+            out += f"\nQuery context: {self.context}"
         if self.limit is not None:
             out += (
                 f"\nStopped at the row limit ({self.limit:,}): more rows exist. "

@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
-from traitlets import Bool, Enum, Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Enum, Float, Int, TraitError, Unicode, validate
 
 from .. import _context
 from ..connection import Connection
-from ..errors import PMError, QueryCancelled, QueryError
+from ..errors import ConfigurationError, PMError, QueryCancelled, QueryError
 from ..sql import TRANSPORTS
+from ..sql.context import check_context, describe_context, merge_contexts
 from . import completion
 from .args import USAGE, ArgumentError, MagicArgs, parse_args
 from .display import Footer, ProgressLine, ResultView, Source, TextView, format_error, shown
@@ -93,6 +94,19 @@ class PmSql(Magics):
         config=True,
         help="The cache folder; None: the connection's (PM_CACHE_DIR, else .pm_cache beside the notebook).",
     )
+
+    context = Dict(
+        config=True,
+        help="Druid query context keys sent with every query, e.g. {'sqlTimeZone': 'Europe/Paris'}; laid "
+        "over the connection's default (PM_QUERY_CONTEXT), and --context KEY=VALUE over it.",
+    )
+
+    @validate("context")
+    def _checked_context(self, proposal: Any) -> dict[str, Any]:
+        try:
+            return check_context(proposal["value"])
+        except ConfigurationError as err:
+            raise TraitError(f"PmSql.context: {err}") from None
 
     @validate("chunk_rows")
     def _positive_chunk_rows(self, proposal: Any) -> int:
@@ -225,13 +239,19 @@ class PmSql(Magics):
             call.source.sent_prefix = len(_EXPLAIN) if args.explain else 0
         params = rendered.params or None
         transport = args.transport or self.transport
+        # %config PmSql.context, then --context; the connection lays them over its default. Merged here
+        # too, so a bad key stops the cell before any request and the display shows what is sent.
+        context = {**self.context, **args.context} or None
+        sent = describe_context(merge_contexts(conn.context, context))
         if verbose:
             names = ", ".join(f":{n}" for n in dict.fromkeys(rendered.param_names))
             header = f"-- transport: {transport or 'default'}; parameters: {names or 'none'}"
+            if sent:
+                header += f"\n-- context: {sent}"
             self._show(TextView(f"{header}\n{sql}"))
         started = time.monotonic()
         if args.to_parquet:
-            rows = conn.to_parquet(sql, args.to_parquet, params, transport=transport)
+            rows = conn.to_parquet(sql, args.to_parquet, params, transport=transport, context=context)
             if args.display:
                 elapsed = time.monotonic() - started
                 self._show(TextView(f"Wrote {rows:,} rows to {args.to_parquet} in {elapsed:.2f} s."))
@@ -239,7 +259,9 @@ class PmSql(Magics):
         if args.chunks:
             # the iterator runs after this cell's storing() block: ask for storing explicitly
             cache = True if store else None
-            chunks = conn.query_chunks(sql, params, chunk_rows=args.chunks, transport=transport, cache=cache)
+            chunks = conn.query_chunks(
+                sql, params, chunk_rows=args.chunks, transport=transport, cache=cache, context=context
+            )
             if args.output:
                 self._ipython.user_ns[args.output] = chunks
                 if args.display:
@@ -263,6 +285,7 @@ class PmSql(Magics):
                 limit=limit,
                 on_rows=progress.rows if progress else None,
                 batch_rows=self.chunk_rows,
+                context=context,
             )
         finally:
             if progress:
@@ -280,6 +303,7 @@ class PmSql(Magics):
             started=started,
             limit=limit if fetched.truncated else None,
             transport=fetched.transport,
+            context=sent or None,
         )
 
     def _result(
@@ -291,6 +315,7 @@ class PmSql(Magics):
         started: float | None,
         limit: int | None = None,
         transport: str | None = None,
+        context: str | None = None,
     ) -> Any:
         if args.display and (args.output or not line_form):
             elapsed = time.monotonic() - started if started is not None else 0.0
@@ -300,6 +325,7 @@ class PmSql(Magics):
                 elapsed=elapsed,
                 transport=transport if started is not None else None,
                 limit=limit,
+                context=context,
             )
             self._show(ResultView(frame, footer, displaylimit=self.displaylimit))
         return self._keep(frame, args, line_form)

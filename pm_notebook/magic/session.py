@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import _context
 from .._models import Column, Table
-from ..config import ENV_VARS
+from ..config import CONTEXT_ENV_VAR, ENV_VARS, parse_context_variable
 from ..connection import Connection, connect
 from ..errors import ConfigurationError
 from .projects import SHORTCUTS, ProjectChoice, pick_project, table_for
@@ -176,7 +176,7 @@ class Session:
         return columns
 
 
-def _env_file_values(path: str | None) -> dict[str, str]:
+def _env_file_values(path: str | None) -> dict[str, Any]:
     """``connect()`` arguments from a ``.env`` file, so that its values win over the process's PM_*."""
     if path is None:
         return {}
@@ -188,7 +188,10 @@ def _env_file_values(path: str | None) -> dict[str, str]:
     from dotenv import dotenv_values
 
     found = dotenv_values(path)
-    values = {arg: value for arg, var in ENV_VARS.items() if (value := found.get(var))}
+    values: dict[str, Any] = {arg: value for arg, var in ENV_VARS.items() if (value := found.get(var))}
     if not values:
         raise ConfigurationError(f"--env-file {path}: it sets none of {', '.join(ENV_VARS.values())}.")
+    text = found.get(CONTEXT_ENV_VAR)
+    if text and text.strip():  # the file's default context wins over the process's, as its other values do
+        values["context"] = parse_context_variable(text, f"{CONTEXT_ENV_VAR} in --env-file {path}")
     return {**values, "env_file": path}

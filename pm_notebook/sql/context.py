@@ -31,10 +31,13 @@ from ..errors import ConfigurationError
 
 __all__ = [
     "KNOWN_KEYS",
+    "RUN_ONLY_KEYS",
     "ContextKey",
+    "answer_context",
     "check_context",
     "context_key",
     "context_properties",
+    "describe_context",
     "merge_contexts",
 ]
 
@@ -83,6 +86,32 @@ KNOWN_KEYS: dict[str, ContextKey] = {
     "enableTimeBoundaryPlanning": ContextKey("bool", "MIN/MAX(__time) as a time-boundary query"),
     "sqlUseBoundAndSelectors": ContextKey("bool", "plan filters with bound/selector filters"),
 }
+
+#: Keys that change how a query runs (its id, time limit, priority, caches, planning) but never its rows, nor
+#: whether the SQL engine accepts it: a stored result answers the same statement whatever they say. Every
+#: other key (``sqlTimeZone``, ``enableWindowing``, ``useApproximateCountDistinct``, the subquery limits,
+#: and any key Druid does not document) may change the answer, a result or a refusal.
+RUN_ONLY_KEYS = frozenset(
+    {
+        "sqlQueryId",
+        "timeout",
+        "priority",
+        "lane",
+        "useCache",
+        "populateCache",
+        "useResultLevelCache",
+        "populateResultLevelCache",
+        "vectorize",
+        "vectorSize",
+        "enableParallelMerge",
+        "maxQueuedBytes",
+        "enableJoinFilterPushDown",
+        "enableJoinFilterRewrite",
+        "enableRewriteJoinToFilter",
+        "enableTimeBoundaryPlanning",
+        "sqlUseBoundAndSelectors",
+    }
+)
 
 # Properties that are not query context: the credentials (Druid reads them from the same Avatica info map)
 # and the Avatica JDBC driver's own settings (the driver consumes them; they never reach the broker).
@@ -282,3 +311,28 @@ def context_properties(context: Mapping[str, Any] | None) -> dict[str, str]:
 def context_key(context: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
     """A hashable key of a context's properties (one Avatica/JDBC connection is kept per distinct key)."""
     return tuple(sorted(context_properties(context).items()))
+
+
+def answer_context(context: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The part of a checked context that may change a statement's answer (:data:`RUN_ONLY_KEYS` left out):
+    what the offline cache keys a stored result by.
+
+    >>> answer_context({"sqlTimeZone": "Europe/Paris", "timeout": 5000, "sqlQueryId": "q1"})
+    {'sqlTimeZone': 'Europe/Paris'}
+    """
+    return {k: v for k, v in (context or {}).items() if k not in RUN_ONLY_KEYS}
+
+
+# A key whose name says it holds a credential: its value is never shown.
+_SECRET_NAME = re.compile(r"(?i)password|secret|token|credential|apikey|api_key")
+
+
+def describe_context(context: Mapping[str, Any] | None) -> str:
+    """A checked context as one line for a display: ``sqlTimeZone=Europe/Paris, timeout=5000`` (``""`` when
+    empty); the value of a key named like a credential is shown as ``***``.
+
+    >>> describe_context({"enableWindowing": True, "timeout": 5000, "myToken": "abc"})
+    'enableWindowing=true, timeout=5000, myToken=***'
+    """
+    shown = context_properties(context)
+    return ", ".join(f"{k}={'***' if _SECRET_NAME.search(k) else v}" for k, v in shown.items())

@@ -194,3 +194,42 @@ def test_connect_builds_no_network_and_masks_everything() -> None:
     assert conn.tokens.current is None and conn.tokens.seconds_left() is None
     assert not any("s3cr3t-value" in t for t in texts)
     conn.close()
+
+
+# --- the default query context: PM_QUERY_CONTEXT -----------------------------------------------------------
+def test_default_query_context_argument_then_environment_then_dotenv(tmp_path) -> None:
+    env = tmp_path / ".env"
+    env.write_text('PM_QUERY_CONTEXT={"sqlTimeZone": "Europe/Paris"}\n', encoding="utf-8")
+    quiet = {"use_keyring": False, "env_file": env}
+    from_file = resolve(**ARGS, environ={}, **quiet)
+    assert from_file.context == {"sqlTimeZone": "Europe/Paris"}
+    assert from_file.sources["context"] == f".env:{env}"
+    from_env = resolve(**ARGS, environ={"PM_QUERY_CONTEXT": '{"timeout": "5000"}'}, **quiet)
+    assert from_env.context == {"timeout": 5000} and from_env.sources["context"] == "env"
+    given = resolve(**ARGS, context={"enableWindowing": True}, environ={"PM_QUERY_CONTEXT": "{}"}, **quiet)
+    assert given.context == {"enableWindowing": True} and given.sources["context"] == "argument"
+    assert resolve(**ARGS, context={}, environ={}, **quiet).context == {}  # {} means none
+    assert "context" not in resolve(**ARGS, context={}, environ={}, **quiet).sources
+
+
+def test_settings_repr_shows_the_context_with_credential_named_values_masked() -> None:
+    s = resolve(**ARGS, context={"sqlTimeZone": "UTC", "authToken": "t0k3n"}, environ={}, use_keyring=False)
+    assert "context='sqlTimeZone=UTC, authToken=***'" in repr(s)
+    assert "t0k3n" not in repr(s)
+    assert "context" not in repr(resolve(**ARGS, environ={}, use_keyring=False))
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("{", "PM_QUERY_CONTEXT in "),
+        ("[1]", "must be a JSON object"),
+        ('{"maxSubqueryRows": 0}', "below its minimum 1"),
+    ],
+)
+def test_bad_pm_query_context_in_dotenv_names_the_file(tmp_path, text: str, words: str) -> None:
+    env = tmp_path / ".env"
+    env.write_text(f"PM_QUERY_CONTEXT={text}\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError) as refused:
+        resolve(**ARGS, environ={}, use_keyring=False, env_file=env)
+    assert words in str(refused.value) and str(env) in str(refused.value) and refused.value.hint

@@ -72,3 +72,41 @@ def test_bad_lines_get_specific_errors(line, cell, fragment):
         parse_args(line, cell)
     assert fragment in str(info.value)
     assert isinstance(info.value, ValueError)
+
+
+def test_context_options_repeat_and_take_json_values_when_they_parse():
+    a = parse_args(
+        "--context timeout=5000 --context sqlTimeZone=Europe/Paris --context=enableWindowing=true "
+        '--context "sqlQueryId=my query" --context \'lane="7"\'',  # JSON "7": text, not a number
+        "SELECT 1",
+    )
+    assert a.context == {
+        "timeout": 5000,
+        "sqlTimeZone": "Europe/Paris",
+        "enableWindowing": True,
+        "sqlQueryId": "my query",
+        "lane": "7",
+    }
+    assert parse_args("SELECT 1").context == {}
+    assert parse_args("--context sqlTimeZone=+02:00 SELECT 1").context == {"sqlTimeZone": "+02:00"}
+
+
+@pytest.mark.parametrize(
+    ("line", "cell", "fragment"),
+    [
+        ("--context timeout", "SELECT 1", "--context expects KEY=VALUE, got 'timeout'"),
+        ("--context =5", "SELECT 1", "--context expects KEY=VALUE"),
+        ("--context a=1 --context a=2", "SELECT 1", "--context a is given twice"),
+        ("--context", "SELECT 1", "--context expects a value"),
+        ("--tables --context timeout=1", None, "take no SQL or query options"),
+        ("--context timeout=1", None, "--context needs a query"),
+    ],
+)
+def test_bad_context_options(line, cell, fragment):
+    with pytest.raises(ArgumentError) as info:
+        parse_args(line, cell)
+    assert fragment in str(info.value)
+
+
+def test_usage_lists_the_context_option_and_setting():
+    assert "--context KEY=VAL" in USAGE and "%config PmSql.context" in USAGE

@@ -1,0 +1,250 @@
+"""Druid's query context through the public API: ``conn.query(..., context=)`` and its siblings,
+``connect(context=)``, ``PM_QUERY_CONTEXT`` (environment and ``.env``) and ``conn.dbapi(context=)``, on all
+three transports against the sandbox, which acts on ``enableWindowing``, ``sqlTimeZone``, ``maxSubqueryRows``
+and ``sqlQueryId`` as Druid does. A bad context is refused before any request: the sandbox's request counters
+show that no SQL request arrived.
+
+Expected values come from pandas on the raw rows of the same tables, never from the feature under test.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pandas as pd
+import pytest
+import requests
+from _sql_transports import TRANSPORTS
+
+import pm_notebook
+from pm_notebook import ConfigurationError, QueryCancelled, QueryError
+
+WINDOWING_REFUSED = r"specify \[enableWindowing\] in query context"
+ZONE = "America/New_York"
+
+
+def connect(sb, **kwargs):
+    demo = sb.workgroups["demo"]
+    return pm_notebook.connect(
+        sb.base_url, sb.auth_url, demo.client_id, demo.client_secret, sb.jdbc_url, use_keyring=False, **kwargs
+    )
+
+
+@pytest.fixture(params=TRANSPORTS)
+def transport(request):
+    return request.param
+
+
+def lag_sql(tables) -> str:
+    return (
+        f"SELECT caseid, duration, LAG(duration) OVER (ORDER BY caseid) AS previous "
+        f"FROM {tables['cases']} GROUP BY caseid, duration ORDER BY caseid LIMIT 20"
+    )
+
+
+def expected_lag(conn, tables) -> pd.DataFrame:
+    """LAG computed by pandas on the plain rows (no window function, no context)."""
+    raw = conn.query(
+        f"SELECT caseid, duration FROM {tables['cases']} GROUP BY caseid, duration ORDER BY caseid LIMIT 20"
+    )
+    raw["previous"] = raw["duration"].shift(1)
+    return raw
+
+
+def days_sql(tables) -> str:
+    return (
+        f"SELECT TIME_FLOOR(__time, 'P1D') AS d, COUNT(*) AS c FROM {tables['cases']} GROUP BY 1 ORDER BY 1"
+    )
+
+
+def expected_days(conn, tables, zone: str) -> pd.Series:
+    """Cases per local day of *zone*, each day as its UTC instant (what Druid returns), by pandas."""
+    times = conn.query(f"SELECT __time FROM {tables['cases']}")["__time"]
+    local = times.dt.tz_convert(zone).dt.floor("D", ambiguous=False, nonexistent="shift_forward")
+    return local.dt.tz_convert("UTC").value_counts().sort_index()
+
+
+def sql_requests(sb) -> dict[str, int]:
+    """The SQL requests (Druid SQL API and Avatica) the sandbox counted since its last reset."""
+    return {k: n for k, n in sb.stats()["requests"].items() if "/druid/v2/sql" in k and n}
+
+
+# --- per call: conn.query and its siblings ------------------------------------------------------------------
+def test_lag_without_enable_windowing_is_druid_refusal_with_it_the_result(conn, demo_tables, transport):
+    sql = lag_sql(demo_tables)
+    with pytest.raises(QueryError, match=WINDOWING_REFUSED):
+        conn.query(sql, transport=transport)
+    got = conn.query(sql, transport=transport, context={"enableWindowing": True})
+    want = expected_lag(conn, demo_tables)
+    assert got["caseid"].tolist() == want["caseid"].tolist()
+    assert got["previous"].isna().tolist() == want["previous"].isna().tolist()
+    assert got["previous"].dropna().tolist() == want["previous"].dropna().tolist()
+
+
+def test_sql_time_zone_applies_to_time_floor(conn, demo_tables, transport):
+    got = conn.query(days_sql(demo_tables), transport=transport, context={"sqlTimeZone": ZONE})
+    want = expected_days(conn, demo_tables, ZONE)
+    assert got["d"].tolist() == want.index.tolist()
+    assert got["c"].tolist() == want.tolist()
+    utc = expected_days(conn, demo_tables, "UTC")
+    assert got["d"].tolist() != utc.index.tolist()  # the zone made a difference on these data
+
+
+def test_lowered_max_subquery_rows_refuses(conn, demo_tables, transport):
+    cases = demo_tables["cases"]
+    sql = f"SELECT COUNT(*) AS c FROM {cases} WHERE caseid IN (SELECT caseid FROM {cases})"
+    n = len(conn.query(f"SELECT caseid FROM {cases}"))
+    assert conn.query(sql, transport=transport)["c"].tolist() == [n]
+    with pytest.raises(QueryError, match=r"beyond maximum\[5\] rows"):
+        conn.query(sql, transport=transport, context={"maxSubqueryRows": 5})
+
+
+def test_every_statement_method_sends_the_context(conn, demo_tables, transport, tmp_path):
+    sql, context = lag_sql(demo_tables), {"enableWindowing": True}
+    want = conn.query(sql, transport=transport, context=context)
+    got = conn.fetch(sql, transport=transport, context=context, limit=5)
+    assert got.frame["previous"].tolist()[1:] == want["previous"].tolist()[1:5]
+    table = conn.query_arrow(sql, transport=transport, context=context)
+    assert table.column("previous").to_pylist()[1:] == want["previous"].tolist()[1:]
+    chunks = list(conn.query_chunks(sql, transport=transport, context=context, chunk_rows=7))
+    assert pd.concat(chunks)["previous"].tolist()[1:] == want["previous"].tolist()[1:]
+    path = tmp_path / "lag.parquet"
+    assert conn.to_parquet(sql, path, transport=transport, context=context) == len(want)
+    assert pd.read_parquet(path)["previous"].tolist()[1:] == want["previous"].tolist()[1:]
+    for refused in (
+        lambda: conn.query_arrow(sql, transport=transport),
+        lambda: list(conn.query_chunks(sql, transport=transport)),
+        lambda: conn.to_parquet(sql, tmp_path / "no.parquet", transport=transport),
+    ):
+        with pytest.raises(QueryError, match=WINDOWING_REFUSED):
+            refused()
+
+
+def test_dbapi_sends_its_context(sandbox, demo_tables, transport):
+    with connect(sandbox) as conn, conn.dbapi(transport=transport, context={"enableWindowing": True}) as db:
+        cursor = db.cursor()
+        cursor.execute(lag_sql(demo_tables))
+        rows = cursor.fetchall()
+        want = expected_lag(conn, demo_tables)
+    assert [r[0] for r in rows] == want["caseid"].tolist()
+    assert [r[2] for r in rows][1:] == want["previous"].tolist()[1:]
+
+
+def test_sql_query_id_names_the_query_on_the_broker(conn, sandbox):
+    """The id given in the context is the one the broker knows: ``DELETE /druid/v2/sql/{id}`` cancels it."""
+    outcome: dict = {}
+    sandbox.hold_statements("AS named_by_context", times=1)
+
+    def run() -> None:
+        try:
+            conn.query("SELECT 1 AS named_by_context", transport="druid", context={"sqlQueryId": "ctx-api-7"})
+        except QueryCancelled as exc:
+            outcome["cancelled"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        sandbox.wait_held()
+        demo = sandbox.workgroups["demo"]
+        r = requests.delete(
+            sandbox.sql_url + "/druid/v2/sql/ctx-api-7", auth=(demo.client_id, demo.client_secret), timeout=60
+        )
+        assert r.status_code == 202, r.text
+    finally:
+        thread.join(90)
+        sandbox.release()
+    assert "cancelled" in outcome
+
+
+# --- the connection's default: connect(context=), PM_QUERY_CONTEXT ------------------------------------------
+def test_connect_context_is_every_query_default_and_a_call_overrides_it(sandbox, demo_tables, transport):
+    with connect(sandbox, context={"enableWindowing": True, "sqlTimeZone": ZONE}) as conn:
+        assert conn.context == {"enableWindowing": True, "sqlTimeZone": ZONE}
+        want = expected_lag(conn, demo_tables)
+        got = conn.query(lag_sql(demo_tables), transport=transport)
+        assert got["previous"].tolist()[1:] == want["previous"].tolist()[1:]
+        days = conn.query(days_sql(demo_tables), transport=transport)
+        assert days["d"].tolist() == expected_days(conn, demo_tables, ZONE).index.tolist()
+        # per call wins, key by key: windowing off again, the zone kept
+        with pytest.raises(QueryError, match=WINDOWING_REFUSED):
+            conn.query(lag_sql(demo_tables), transport=transport, context={"enableWindowing": False})
+        utc = conn.query(days_sql(demo_tables), transport=transport, context={"sqlTimeZone": "UTC"})
+        assert utc["d"].tolist() == expected_days(conn, demo_tables, "UTC").index.tolist()
+
+
+def test_pm_query_context_from_the_environment(sandbox, demo_tables, monkeypatch, transport):
+    monkeypatch.setenv("PM_QUERY_CONTEXT", json.dumps({"sqlTimeZone": ZONE, "enableWindowing": "true"}))
+    with connect(sandbox) as conn:
+        assert conn.context == {"sqlTimeZone": ZONE, "enableWindowing": True}
+        assert conn.settings.sources["context"] == "env"
+        days = conn.query(days_sql(demo_tables), transport=transport)
+        assert days["d"].tolist() == expected_days(conn, demo_tables, ZONE).index.tolist()
+        conn.query(lag_sql(demo_tables), transport=transport)  # windowing on by the variable
+    # an argument wins over the variable, {} too
+    with connect(sandbox, context={}) as conn, pytest.raises(QueryError, match=WINDOWING_REFUSED):
+        conn.query(lag_sql(demo_tables), transport=transport)
+
+
+def test_pm_query_context_from_a_dotenv_file(sandbox, demo_tables, tmp_path):
+    env = tmp_path / ".env"
+    env.write_text('PM_QUERY_CONTEXT={"enableWindowing": true}\n', encoding="utf-8")
+    with connect(sandbox, env_file=env) as conn:
+        assert conn.settings.sources["context"] == f".env:{env}"
+        assert conn.query(lag_sql(demo_tables))["previous"].notna().any()
+
+
+# --- refused before any request -----------------------------------------------------------------------------
+BAD = [
+    ({"timeout": "soon"}, "'timeout': 'soon' is not a whole number"),
+    ({"enablewindowing": True}, "Did you mean 'enableWindowing'"),
+    ({"sqlTimeZone": "Mars/Olympus"}, "not a time zone"),
+    ({"password": "x"}, "'password' is not a query context key"),
+    (["timeout", 1], "must be a dict"),
+]
+
+
+@pytest.mark.parametrize(("context", "needle"), BAD)
+def test_bad_context_is_refused_before_any_sql_request(sandbox, demo_tables, tmp_path, context, needle):
+    sql = f"SELECT COUNT(*) FROM {demo_tables['cases']}"
+    with connect(sandbox) as conn:
+        sandbox.reset_stats()
+        calls = [
+            lambda: conn.query(sql, context=context),
+            lambda: conn.fetch(sql, context=context, transport="avatica"),
+            lambda: conn.query_arrow(sql, context=context, transport="jdbc"),
+            lambda: list(conn.query_chunks(sql, context=context)),
+            lambda: conn.to_parquet(sql, tmp_path / "x.parquet", context=context),
+            lambda: conn.dbapi(transport="druid", context=context),
+        ]
+        for call in calls:
+            with pytest.raises(ConfigurationError) as refused:
+                call()
+            assert needle in str(refused.value) and refused.value.hint
+        assert sql_requests(sandbox) == {}
+        assert not (tmp_path / "x.parquet").exists()
+        conn.query(sql)  # the counters do count SQL requests: the check above can fail
+        assert sql_requests(sandbox)
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ("{not json", "PM_QUERY_CONTEXT (environment) is not valid JSON"),
+        ('["timeout", 1]', "PM_QUERY_CONTEXT (environment) must be a JSON object"),
+        ('{"timeout": "soon"}', "PM_QUERY_CONTEXT (environment): Query context key 'timeout'"),
+        ('{"enablewindowing": true}', "Did you mean 'enableWindowing'"),
+    ],
+)
+def test_bad_pm_query_context_names_the_variable(sandbox, monkeypatch, value, needle):
+    monkeypatch.setenv("PM_QUERY_CONTEXT", value)
+    sandbox.reset_stats()
+    with pytest.raises(ConfigurationError) as refused:
+        connect(sandbox)
+    assert needle in str(refused.value) and "PM_QUERY_CONTEXT" in str(refused.value)
+    assert sql_requests(sandbox) == {}
+
+
+def test_bad_context_argument_of_connect_names_it(sandbox):
+    with pytest.raises(ConfigurationError, match=r"connect\(context=\.\.\.\): Query context key 'timeout'"):
+        connect(sandbox, context={"timeout": -5})
