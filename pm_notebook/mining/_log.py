@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -78,16 +78,32 @@ class ProcessLog:
         *,
         schema: Schema | None = None,
         filters: Filters | None = None,
+        context: Mapping[str, Any] | None = None,
+        excluded_cases: int | None = None,
     ) -> None:
         self._source = source
         self._project = project
         self._schema_cache = schema
         self._filters = Filters() if filters is None else filters
+        self._context = None if context is None else dict(context)
+        self._excluded_cache = excluded_cases
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
-    def open(cls, source: Source, project: Project | str, *, include_excluded: bool = False) -> ProcessLog:
-        """Resolve *project* (a :class:`Project`, a project id or a project name) and read its schema."""
+    def open(
+        cls,
+        source: Source,
+        project: Project | str,
+        *,
+        include_excluded: bool = False,
+        context: Mapping[str, Any] | None = None,
+    ) -> ProcessLog:
+        """Resolve *project* (a :class:`Project`, a project id or a project name), read its schema and count
+        its excluded cases.
+
+        :param context: Druid's query context (``{"timeout": 60000}``), sent with every statement the log
+            runs; the :class:`Source` checks it.
+        """
         if isinstance(project, Project):
             resolved = project
         elif isinstance(project, str) and project.strip():
@@ -97,18 +113,39 @@ class ProcessLog:
                 f"mining() needs a project name, id or Project, got {type(project).__name__}.",
                 hint='conn.mining("Purchase to Pay")',
             )
-        log = cls(source, resolved, filters=Filters(include_excluded=include_excluded))
+        log = cls(source, resolved, filters=Filters(include_excluded=include_excluded), context=context)
         log._schema()  # fail early on a project whose tables lack a needed column
+        log._excluded_cases()
         return log
 
     def _schema(self) -> Schema:
         if self._schema_cache is None:
-            self._schema_cache = read_schema(self._project.id, lambda sql, p: self._source.query(sql, p))
+            self._schema_cache = read_schema(
+                self._project.id, lambda sql, p: self._source.query(sql, p, **self._context_kw())
+            )
         return self._schema_cache
 
+    def _context_kw(self) -> dict[str, Any]:
+        # Sent only when set, so a Source without a context parameter still serves a log without one.
+        return {} if self._context is None else {"context": self._context}
+
+    def _excluded_cases(self) -> int:
+        """How many (current) cases of the project its ``_excluded_cases`` lookup excludes (read once)."""
+        if self._excluded_cache is None:
+            statement = cases_sql.excluded_cases(self._schema())
+            self._excluded_cache = 0 if statement is None else cell_int(self._run(statement).iloc[0, 0])
+        return self._excluded_cache
+
     def _with(self, filters: Filters) -> ProcessLog:
-        """A copy of this log (same schema) with *filters*."""
-        return ProcessLog(self._source, self._project, schema=self._schema(), filters=filters)
+        """A copy of this log (same schema, context and excluded count) with *filters*."""
+        return ProcessLog(
+            self._source,
+            self._project,
+            schema=self._schema(),
+            filters=filters,
+            context=self._context,
+            excluded_cases=self._excluded_cache,
+        )
 
     def _add(self, case_filter: CaseFilter) -> ProcessLog:
         # resolve the columns now: a bad filter fails where it is written
@@ -130,8 +167,29 @@ class ProcessLog:
         """The case filters of this log (and whether excluded cases count), as a value."""
         return self._filters
 
+    @property
+    def excluded_cases(self) -> int:
+        """How many cases of the project a user excluded (its ``_excluded_cases`` lookup); the answers
+        leave them out unless the log includes them (:meth:`with_excluded`)."""
+        return self._excluded_cases()
+
+    @property
+    def context(self) -> dict[str, Any] | None:
+        """The query context every statement of this log is sent with (``None``: the source's default)."""
+        return None if self._context is None else dict(self._context)
+
+    def _exclusion_note(self) -> str:
+        n = self._excluded_cases()
+        if not n:
+            return "no excluded cases"
+        what = "included" if self._filters.include_excluded else "left out"
+        return f"{n:,} excluded case{'s' if n != 1 else ''} {what}"
+
     def __repr__(self) -> str:
-        return f"<ProcessLog {self._project.name or self._project.id!r}: {self._filters.describe()}>"
+        return (
+            f"<ProcessLog {self._project.name or self._project.id!r}: {self._filters.describe()}; "
+            f"{self._exclusion_note()}>"
+        )
 
     # --- filters --------------------------------------------------------------------------------
     def where(self, condition: str, *params: Any) -> ProcessLog:
@@ -196,13 +254,17 @@ class ProcessLog:
 
     # --- running and shaping ------------------------------------------------------------------------
     def _run(self, statement: Statement) -> pd.DataFrame:
-        return self._source.query(statement.sql, list(statement.params))
+        return self._source.query(statement.sql, list(statement.params), **self._context_kw())
 
     def _answer(self, frame: pd.DataFrame, statements: Sequence[Statement], **attrs: Any) -> pd.DataFrame:
         frame = frame.reset_index(drop=True)
         frame.attrs.clear()
         frame.attrs["sql"] = ";\n\n".join(s.sql for s in statements)
         frame.attrs["transport"] = self._source.resolve_transport()  # every statement went through it
+        # every answer says how many cases a user excluded and whether they count in it
+        frame.attrs["excluded_cases"] = self._excluded_cases()
+        frame.attrs["include_excluded"] = self._filters.include_excluded
+        frame.attrs["excluded_note"] = self._exclusion_note()
         frame.attrs.update(attrs)
         return frame
 
@@ -212,29 +274,41 @@ class ProcessLog:
 
     # --- answers ---------------------------------------------------------------------------------
     def summary(self) -> pd.DataFrame:
-        """One row: cases, events, variants, mean/median/p90 throughput, rework share, first/last event."""
-        statements = cases_sql.summary(self._schema(), self._filters)
-        sql_cases, sql_events, sql_variants = statements
+        """One row: cases, events, variants, activities, mean/median/p90 throughput, cases with rework and
+        their share, first/last event and the time span between them, and ``excluded_cases`` (the cases a
+        user excluded: left out of the other columns unless the log includes them)."""
+        statements = (
+            *cases_sql.summary(self._schema(), self._filters),
+            cases_sql.activity_count(self._schema(), self._filters),
+        )
+        sql_cases, sql_events, sql_variants, sql_activities = statements
         c = self._run(sql_cases)
         events = cell_int(self._run(sql_events).iloc[0, 0])
         variants = cell_int(self._run(sql_variants).iloc[0, 0])
+        activities = cell_int(self._run(sql_activities).iloc[0, 0])
         n = cell_int(c["cases"].iloc[0])
+        rework_cases = cell_int(c["rework_cases"].iloc[0]) if n else 0
         row = {
             "cases": n,
             "events": events,
             "variants": variants,
+            "activities": activities,
             "mean_throughput": _ms(c["mean_throughput"]).iloc[0],
             "median_throughput": _ms(c["median_throughput"]).iloc[0],
             "p90_throughput": _ms(c["p90_throughput"]).iloc[0],
-            "rework_share": (float(c["rework_cases"].iloc[0]) / n) if n else math.nan,
+            "cases_with_rework": rework_cases,
+            "rework_share": (rework_cases / n) if n else math.nan,
             "first_event": c["first_event"].iloc[0] if n else pd.NaT,
             "last_event": pd.to_datetime(c["last_event_ms"].astype("float64"), unit="ms", utc=True).iloc[0]
             if n
             else pd.NaT,
         }
-        frame = pd.DataFrame([row]).astype({"cases": "Int64", "events": "Int64", "variants": "Int64"})
+        ints = ("cases", "events", "variants", "activities", "cases_with_rework")
+        frame = pd.DataFrame([row]).astype(dict.fromkeys(ints, "Int64"))
         for col in ("first_event", "last_event"):
             frame[col] = pd.to_datetime(frame[col], utc=True).astype("datetime64[ms, UTC]")
+        frame["span"] = (frame["last_event"] - frame["first_event"]).astype("timedelta64[ms]")
+        frame["excluded_cases"] = pd.array([self._excluded_cases()], dtype="Int64")
         return self._answer(frame, statements)
 
     def variants(self, top: int = 20, by: str = "process") -> pd.DataFrame:
@@ -464,7 +538,7 @@ class ProcessLog:
     ) -> Iterator[pd.DataFrame]:
         """The events of :meth:`to_pm4py` as DataFrames of at most *chunk_rows* rows each (unsorted)."""
         sql, params = self.event_sql(dimensions)
-        yield from self._source.query_chunks(sql, list(params), chunk_rows=chunk_rows)
+        yield from self._source.query_chunks(sql, list(params), chunk_rows=chunk_rows, **self._context_kw())
 
 
 # --- small helpers ----------------------------------------------------------------------------------
