@@ -415,22 +415,37 @@ class ProcessLog:
             frame[col] = _ms(frame[col])
         return frame
 
-    def transitions(self) -> pd.DataFrame:
-        """Every directly-follows transition (START/END included): frequency and waiting time
-        (mean, median, p90, total, min, max) from the source's end to the target's start."""
-        statement = stats_sql.transitions(self._schema(), self._filters)
-        return self._answer(self._edge_frame(statement), [statement])
+    def transitions(self, min_count: int = 1) -> pd.DataFrame:
+        """Every directly-follows transition (START/END included) seen at least *min_count* times, most
+        frequent first: frequency and waiting time (mean, median, p90, total, min, max) from the source's
+        end to the target's start.
 
-    def bottlenecks(self, k: int = 10, metric: str = "p90") -> pd.DataFrame:
+        :param min_count: the fewest occurrences a transition needs to be listed. The default, 1, lists the
+            whole directly-follows graph (what pm4py's DFG holds); raise it to drop rare transitions, whose
+            times rest on one or two waits.
+        """
+        min_count = positive_int(min_count, "min_count")
+        statement = stats_sql.transitions(self._schema(), self._filters, min_count)
+        return self._answer(self._edge_frame(statement), [statement], min_count=min_count)
+
+    def bottlenecks(self, k: int = 10, metric: str = "p90", min_count: int = 5) -> pd.DataFrame:
         """The *k* transitions between activities (START/END left out) with the longest waits, ranked by
-        ``metric``: ``"p90"``, ``"median"``, ``"mean"`` or ``"total"`` (sum of waiting, i.e. impact)."""
+        ``metric``: ``"p90"``, ``"median"``, ``"mean"``, ``"total"`` (sum of waiting, i.e. impact) or
+        ``"max"``.
+
+        :param min_count: only transitions seen at least this many times are ranked (default 5), so the
+            ranking is not made of transitions seen once or twice whose "median" is a single wait; pass 1
+            to rank every transition.
+        """
         k = positive_int(k, "k")
+        min_count = positive_int(min_count, "min_count")
         if metric not in ("p90", "median", "mean", "total", "max"):
             raise ConfigurationError(
                 f"metric must be 'p90', 'median', 'mean', 'total' or 'max', got {metric!r}."
             )
-        statement = stats_sql.bottlenecks(self._schema(), self._filters, k, metric)
-        return self._answer(self._edge_frame(statement), [statement], metric=metric)
+        statement = stats_sql.bottlenecks(self._schema(), self._filters, k, metric, min_count)
+        frame = self._edge_frame(statement)
+        return self._answer(frame, [statement], metric=metric, min_count=min_count)
 
     def rework(self, by: str = "activity", top: int = 50) -> pd.DataFrame:
         """Rework: executions of an activity beyond its first in a case.

@@ -152,11 +152,29 @@ def test_transitions_and_bottlenecks(log, raw):
         assert _in(row.p90, quantile_bounds(values, 0.9))
     by_total = log.bottlenecks(k=4, metric="total")
     inner = e[(e["source_vertex_name"] != "START") & (e["destination_vertex_name"] != "END")]
-    top = inner.groupby(["source_vertex_name", "destination_vertex_name"])["duration"].sum().nlargest(4)
+    per_edge = inner.groupby(["source_vertex_name", "destination_vertex_name"])["duration"]
+    top = per_edge.sum()[per_edge.size() >= 5].nlargest(4)  # the default min_count is 5
     assert [(r.source, r.target) for r in by_total.itertuples()] == list(top.index)
+    assert by_total.attrs["min_count"] == 5
     by_p90 = log.bottlenecks(k=3)
     assert len(by_p90) == 3 and by_p90["p90"].is_monotonic_decreasing
     assert not ({"START"} & set(by_p90["source"]) or {"END"} & set(by_p90["target"]))
+
+
+def test_min_count_keeps_rare_transitions_out_of_the_rankings(log, raw):
+    e = _edges(raw)
+    sizes = e.groupby(["source_vertex_name", "destination_vertex_name"]).size()
+    cut = int(sizes.median())  # a cut that drops some transitions and keeps others
+    got = log.transitions(min_count=cut)
+    assert set(zip(got["source"], got["target"], strict=True)) == set(sizes[sizes >= cut].index)
+    assert 0 < len(got) < len(sizes)
+    inner = sizes.drop([k for k in sizes.index if k[0] == "START" or k[1] == "END"])
+    every = log.bottlenecks(k=1000, metric="max", min_count=1)
+    assert len(every) == len(inner)
+    ranked = log.bottlenecks(k=1000, metric="max", min_count=cut)
+    assert set(zip(ranked["source"], ranked["target"], strict=True)) == set(inner[inner >= cut].index)
+    with pytest.raises(ConfigurationError, match="min_count"):
+        log.transitions(min_count=0)
 
 
 def test_rework_by_activity_and_case(log, raw):

@@ -47,7 +47,8 @@ def activity_count(schema: Schema, filters: Filters) -> Statement:
     """``activities``: how many distinct activities the filtered cases execute (exact, by GROUP BY)."""
     act = schema.col("vertex", "activity")
     where, params = filters.where(schema, "vertex")
-    sql = f'SELECT COUNT(*) AS "activities" FROM (SELECT {act} FROM {schema.table("vertex")}{where} GROUP BY {act})'
+    inner = f"SELECT {act} FROM {schema.table('vertex')}{where} GROUP BY {act}"
+    sql = f'SELECT COUNT(*) AS "activities" FROM ({inner})'
     return Statement(sql, params)
 
 
