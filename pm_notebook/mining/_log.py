@@ -22,7 +22,7 @@ import pandas as pd
 from .._cells import cell_int
 from .._checks import find_project, positive_int
 from .._models import Project
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, PMError
 from ._filters import (
     CaseFilter,
     CompletedByLookup,
@@ -195,7 +195,14 @@ class ProcessLog:
     def where(self, condition: str, *params: Any) -> ProcessLog:
         """Keep the cases matching a Druid SQL *condition* on the cases table, with ``?`` parameters.
 
-        >>> log.where("supplier_lpkr = ? AND duration > ?", "Acme Industrial", 86_400_000)  # doctest: +SKIP
+        The names the answers print mean their columns here: ``variant`` (the process variant key of
+        :meth:`variants`), ``model`` (the model variant key) and ``case_id``. A ``Timedelta`` (or
+        ``timedelta``) is sent as milliseconds, the unit of every duration column; a datetime compared
+        with ``enddate`` (milliseconds since 1970) is sent as milliseconds too, and with ``__time`` as a
+        timestamp (naive values are UTC, aware ones are converted).
+
+        >>> log.where("supplier_lpkr = ? AND duration > ?", "Acme Industrial", pd.Timedelta(days=1))  # doctest: +SKIP
+        >>> log.where("variant = ?", log.variants(1)["variant"].iloc[0])  # doctest: +SKIP
         """
         if not isinstance(condition, str) or not condition.strip():
             raise ConfigurationError("where() needs a SQL condition on the cases table, e.g. 'rework > 0'.")
@@ -204,8 +211,10 @@ class ProcessLog:
             raise ConfigurationError(
                 f"where({condition!r}) has {expected} ? placeholder(s) but {len(params)} value(s) were given."
             )
+        condition = _answer_names(self._schema(), condition)
+        values = _where_values(self._schema(), condition, params)
         # the values are checked by the Source's query (a clear ConfigurationError) on first use
-        return self._add(Condition(condition, tuple(params)))
+        return self._add(Condition(condition, values))
 
     def between(self, start: Any = None, end: Any = None) -> ProcessLog:
         """Keep the cases that *started* in ``[start, end)`` (either bound may be ``None``; UTC if naive)."""
@@ -531,22 +540,33 @@ class ProcessLog:
 
     def event_sql(self, dimensions: Iterable[str] | str | None = "all") -> tuple[str, tuple[Any, ...]]:
         """The statement (and its parameters) :meth:`to_pm4py` runs: one row per task with pm4py's names."""
-        statement = events_sql.events(self._schema(), self._filters, dimensions)
+        statement = events_sql.events(self._schema(), self._filters, dimensions, self._uploaded_names())
         return statement.sql, statement.params
+
+    def _uploaded_names(self) -> dict[str, str]:
+        """Druid column → the name the log was uploaded with, from the project's mapping (``{}`` when the
+        service has none for it)."""
+        try:
+            named = self._source.column_names(self._project)
+        except PMError:  # a project without a mapping (an empty one, say): the columns' own names
+            return {}
+        return {column: name for name, column in named.items()}
 
     def to_pm4py(
         self, dimensions: Iterable[str] | str | None = "all", *, chunk_rows: int = 200_000
     ) -> pd.DataFrame:
         """Every task of the filtered log as pm4py's event DataFrame (``case:concept:name``,
-        ``concept:name``, ``time:timestamp`` = task end, ``start_timestamp``, dimensions; ``resource``
-        becomes ``org:resource``), fetched in chunks of *chunk_rows* and sorted by case and time.
+        ``concept:name``, ``time:timestamp`` = task end, ``start_timestamp``, dimensions under the names
+        the log was uploaded with — ``org:resource``, ``lifecycle:transition`` — where the project's
+        mapping knows them; a plain ``resource`` becomes ``org:resource``), fetched in chunks of *chunk_rows* and sorted by case and time.
 
         pm_notebook never imports pm4py; pass the frame to ``pm4py.format_dataframe`` or its functions.
         """
         frames = list(self.iter_events(dimensions, chunk_rows=chunk_rows))
         frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         frame = frame.sort_values(["case:concept:name", "time:timestamp", "start_timestamp"], kind="stable")
-        return self._answer(frame, [events_sql.events(self._schema(), self._filters, dimensions)])
+        sql, params = self.event_sql(dimensions)
+        return self._answer(frame, [Statement(sql, params)])
 
     def iter_events(
         self, dimensions: Iterable[str] | str | None = "all", *, chunk_rows: int = 200_000
@@ -557,6 +577,67 @@ class ProcessLog:
 
 
 # --- small helpers ----------------------------------------------------------------------------------
+#: the names answers print for a case-table role -> the role (``log.where("variant = ?", key)``)
+_ANSWER_NAMES = {"variant": "variant", "model": "model", "case_id": "case"}
+#: names answers print that are no cases-table column, and the filter that means them
+_OTHER_FILTERS = {
+    "activity": "with_activity(name)",
+    "activities": "with_activity(name)",
+    "source": "with_activity(name) or conformance(...)",
+    "target": "with_activity(name) or conformance(...)",
+}
+_QUOTED_OR_WORD = re.compile(r"'(?:[^']|'')*'|\"((?:[^\"]|\"\")*)\"|([A-Za-z_][A-Za-z0-9_]*)(\s*\()?")
+
+
+def _answer_names(schema: Schema, condition: str) -> str:
+    """*condition* with the answer names (``variant``, ``model``, ``case_id``) that are no column of the
+    cases table replaced by the columns they name; a clear error for names another filter means."""
+    present = {c.lower() for c in schema.columns["cases"]}
+
+    def swap(m: re.Match[str]) -> str:
+        name = m.group(1) if m.group(1) is not None else m.group(2)
+        if name is None or m.group(3) or name.lower() in present:  # a string, a function or a column
+            return m.group(0)
+        key = name.lower()
+        if key in _ANSWER_NAMES:
+            return schema.col("cases", _ANSWER_NAMES[key])
+        if key in _OTHER_FILTERS:
+            raise ConfigurationError(
+                f"where(): {name!r} is not a column of the cases table (one row per case).",
+                hint=f"Use log.{_OTHER_FILTERS[key]} for it.",
+            )
+        return m.group(0)
+
+    return _QUOTED_OR_WORD.sub(swap, condition)
+
+
+def _where_values(schema: Schema, condition: str, params: Sequence[Any]) -> tuple[Any, ...]:
+    """*params* as SQL values: durations in milliseconds, datetimes compared with a millisecond column
+    (``enddate``) in milliseconds since 1970 UTC."""
+    blanked = re.sub(r"'(?:[^']|'')*'", lambda m: " " * len(m.group(0)), condition)
+    end = schema.col("cases", "end").strip('"').lower() if schema.has("cases", "end") else None
+    ms_columns: set[int] = set()  # the placeholders compared with the millisecond end column
+    compare = re.compile(
+        r'("?)([A-Za-z_][A-Za-z0-9_]*)\1\s*(?:=|<>|!=|<=|>=|<|>|(?:NOT\s+)?BETWEEN)\s*\?(?:\s+AND\s+\?)?',
+        re.IGNORECASE,
+    )
+    for m in compare.finditer(blanked):
+        if end is not None and m.group(2).lower() == end:
+            first = blanked[: m.start()].count("?")
+            ms_columns.update(range(first, first + m.group(0).count("?")))
+    out = []
+    for i, value in enumerate(params):
+        if isinstance(value, (pd.Timedelta, dt.timedelta, np.timedelta64)) and not pd.isna(value):
+            out.append(int(round(pd.Timedelta(value).total_seconds() * 1000)))
+        elif i in ms_columns and isinstance(value, (dt.datetime, np.datetime64)) and not pd.isna(value):
+            ts = pd.Timestamp(value)
+            ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+            out.append(int(ts.value // 1_000_000))
+        else:
+            out.append(value)
+    return tuple(out)
+
+
 def _rounded(values: pd.Series) -> pd.Series:
     return pd.to_numeric(values, errors="coerce").astype("float64").round().astype("Int64")
 

@@ -46,3 +46,8 @@ class Source(Protocol):
     def projects(self) -> list[Project]:
         """The workgroup's projects (to find a project by id or name)."""
         ...
+
+    def column_names(self, project: Project | str) -> dict[str, str]:
+        """The user's dimension/metric names → their Druid columns (the project's mapping), so exported
+        events carry the names the log was uploaded with."""
+        ...
