@@ -38,7 +38,7 @@ def _utc(text: str) -> str:
 def events(path: Path) -> list[dict[str, str]]:
     """The events of the XES file at *path*, one dict of :data:`COLUMNS` each, in the file's order."""
     rows: list[dict[str, str]] = []
-    for kind, elem in ET.iterparse(path, events=("end",)):
+    for _, elem in ET.iterparse(path, events=("end",)):
         if elem.tag.removeprefix(XES) != "trace":
             continue
         # the trace's own attributes are its direct children; each event's are the event's children

@@ -201,7 +201,7 @@ class ProcessLog:
         with ``enddate`` (milliseconds since 1970) is sent as milliseconds too, and with ``__time`` as a
         timestamp (naive values are UTC, aware ones are converted).
 
-        >>> log.where("supplier_lpkr = ? AND duration > ?", "Acme Industrial", pd.Timedelta(days=1))  # doctest: +SKIP
+        >>> log.where("duration > ?", pd.Timedelta(days=1))  # doctest: +SKIP
         >>> log.where("variant = ?", log.variants(1)["variant"].iloc[0])  # doctest: +SKIP
         """
         if not isinstance(condition, str) or not condition.strip():
@@ -558,7 +558,8 @@ class ProcessLog:
         """Every task of the filtered log as pm4py's event DataFrame (``case:concept:name``,
         ``concept:name``, ``time:timestamp`` = task end, ``start_timestamp``, dimensions under the names
         the log was uploaded with — ``org:resource``, ``lifecycle:transition`` — where the project's
-        mapping knows them; a plain ``resource`` becomes ``org:resource``), fetched in chunks of *chunk_rows* and sorted by case and time.
+        mapping knows them; a plain ``resource`` becomes ``org:resource``), fetched in chunks of
+        *chunk_rows* and sorted by case and time.
 
         pm_notebook never imports pm4py; pass the frame to ``pm4py.format_dataframe`` or its functions.
         """

@@ -193,7 +193,7 @@ def test_cases_over_time_and_conformance(log, expected):
     deviating = {
         c
         for c, trace in expected["traces"].items()
-        if any((a, b) not in ok for a, b in zip(trace, trace[1:]))
+        if any((a, b) not in ok for a, b in zip(trace, trace[1:], strict=False))
     }
     assert result.attrs["deviating_cases"] == len(deviating) and len(inner) > 0
 
