@@ -235,18 +235,26 @@ class Connection:
         "detail_7_lpkr_destination"}``: write SQL with these, never with guessed short names."""
         return {m.name: m.database_column_name for m in self.mapping_infos(project)}
 
-    def mining(self, project: Project | str, *, include_excluded: bool = False) -> ProcessLog:
+    def mining(
+        self,
+        project: Project | str,
+        *,
+        include_excluded: bool = False,
+        context: Mapping[str, Any] | None = None,
+    ) -> ProcessLog:
         """The process log of *project* (a :class:`Project`, its id or its name) for process-mining answers.
 
         Every answer (``summary()``, ``variants()``, ``process_map()``...) is computed by Druid SQL; see
-        :class:`pm_notebook.mining.ProcessLog`. Excluded cases are left out unless *include_excluded*.
+        :class:`pm_notebook.mining.ProcessLog`. The cases a user excluded (the project's
+        ``_excluded_cases`` lookup) are left out unless *include_excluded*; every answer says how many.
+        *context* is Druid's query context, sent with every statement of the log.
 
         >>> conn.mining("Purchase to Pay").variants(top=5)  # doctest: +SKIP
         """
         self._check_open()
         from .mining import ProcessLog
 
-        return ProcessLog.open(self, project, include_excluded=include_excluded)
+        return ProcessLog.open(self, project, include_excluded=include_excluded, context=context)
 
     # --- projects and files (write side) -----------------------------------------------------
     def create_project(self, name: str, description: str | None = None) -> Project:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,7 +22,7 @@ import pandas as pd
 from .._cells import cell_int
 from .._checks import find_project, positive_int
 from .._models import Project
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, PMError
 from ._filters import (
     CaseFilter,
     CompletedByLookup,
@@ -78,16 +78,32 @@ class ProcessLog:
         *,
         schema: Schema | None = None,
         filters: Filters | None = None,
+        context: Mapping[str, Any] | None = None,
+        excluded_cases: int | None = None,
     ) -> None:
         self._source = source
         self._project = project
         self._schema_cache = schema
         self._filters = Filters() if filters is None else filters
+        self._context = None if context is None else dict(context)
+        self._excluded_cache = excluded_cases
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
-    def open(cls, source: Source, project: Project | str, *, include_excluded: bool = False) -> ProcessLog:
-        """Resolve *project* (a :class:`Project`, a project id or a project name) and read its schema."""
+    def open(
+        cls,
+        source: Source,
+        project: Project | str,
+        *,
+        include_excluded: bool = False,
+        context: Mapping[str, Any] | None = None,
+    ) -> ProcessLog:
+        """Resolve *project* (a :class:`Project`, a project id or a project name), read its schema and count
+        its excluded cases.
+
+        :param context: Druid's query context (``{"timeout": 60000}``), sent with every statement the log
+            runs; the :class:`Source` checks it.
+        """
         if isinstance(project, Project):
             resolved = project
         elif isinstance(project, str) and project.strip():
@@ -97,18 +113,39 @@ class ProcessLog:
                 f"mining() needs a project name, id or Project, got {type(project).__name__}.",
                 hint='conn.mining("Purchase to Pay")',
             )
-        log = cls(source, resolved, filters=Filters(include_excluded=include_excluded))
+        log = cls(source, resolved, filters=Filters(include_excluded=include_excluded), context=context)
         log._schema()  # fail early on a project whose tables lack a needed column
+        log._excluded_cases()
         return log
 
     def _schema(self) -> Schema:
         if self._schema_cache is None:
-            self._schema_cache = read_schema(self._project.id, lambda sql, p: self._source.query(sql, p))
+            self._schema_cache = read_schema(
+                self._project.id, lambda sql, p: self._source.query(sql, p, **self._context_kw())
+            )
         return self._schema_cache
 
+    def _context_kw(self) -> dict[str, Any]:
+        # Sent only when set, so a Source without a context parameter still serves a log without one.
+        return {} if self._context is None else {"context": self._context}
+
+    def _excluded_cases(self) -> int:
+        """How many (current) cases of the project its ``_excluded_cases`` lookup excludes (read once)."""
+        if self._excluded_cache is None:
+            statement = cases_sql.excluded_cases(self._schema())
+            self._excluded_cache = 0 if statement is None else cell_int(self._run(statement).iloc[0, 0])
+        return self._excluded_cache
+
     def _with(self, filters: Filters) -> ProcessLog:
-        """A copy of this log (same schema) with *filters*."""
-        return ProcessLog(self._source, self._project, schema=self._schema(), filters=filters)
+        """A copy of this log (same schema, context and excluded count) with *filters*."""
+        return ProcessLog(
+            self._source,
+            self._project,
+            schema=self._schema(),
+            filters=filters,
+            context=self._context,
+            excluded_cases=self._excluded_cache,
+        )
 
     def _add(self, case_filter: CaseFilter) -> ProcessLog:
         # resolve the columns now: a bad filter fails where it is written
@@ -130,14 +167,42 @@ class ProcessLog:
         """The case filters of this log (and whether excluded cases count), as a value."""
         return self._filters
 
+    @property
+    def excluded_cases(self) -> int:
+        """How many cases of the project a user excluded (its ``_excluded_cases`` lookup); the answers
+        leave them out unless the log includes them (:meth:`with_excluded`)."""
+        return self._excluded_cases()
+
+    @property
+    def context(self) -> dict[str, Any] | None:
+        """The query context every statement of this log is sent with (``None``: the source's default)."""
+        return None if self._context is None else dict(self._context)
+
+    def _exclusion_note(self) -> str:
+        n = self._excluded_cases()
+        if not n:
+            return "no excluded cases"
+        what = "included" if self._filters.include_excluded else "left out"
+        return f"{n:,} excluded case{'s' if n != 1 else ''} {what}"
+
     def __repr__(self) -> str:
-        return f"<ProcessLog {self._project.name or self._project.id!r}: {self._filters.describe()}>"
+        return (
+            f"<ProcessLog {self._project.name or self._project.id!r}: {self._filters.describe()}; "
+            f"{self._exclusion_note()}>"
+        )
 
     # --- filters --------------------------------------------------------------------------------
     def where(self, condition: str, *params: Any) -> ProcessLog:
         """Keep the cases matching a Druid SQL *condition* on the cases table, with ``?`` parameters.
 
-        >>> log.where("supplier_lpkr = ? AND duration > ?", "Acme Industrial", 86_400_000)  # doctest: +SKIP
+        The names the answers print mean their columns here: ``variant`` (the process variant key of
+        :meth:`variants`), ``model`` (the model variant key) and ``case_id``. A ``Timedelta`` (or
+        ``timedelta``) is sent as milliseconds, the unit of every duration column; a datetime compared
+        with ``enddate`` (milliseconds since 1970) is sent as milliseconds too, and with ``__time`` as a
+        timestamp (naive values are UTC, aware ones are converted).
+
+        >>> log.where("duration > ?", pd.Timedelta(days=1))  # doctest: +SKIP
+        >>> log.where("variant = ?", log.variants(1)["variant"].iloc[0])  # doctest: +SKIP
         """
         if not isinstance(condition, str) or not condition.strip():
             raise ConfigurationError("where() needs a SQL condition on the cases table, e.g. 'rework > 0'.")
@@ -146,8 +211,10 @@ class ProcessLog:
             raise ConfigurationError(
                 f"where({condition!r}) has {expected} ? placeholder(s) but {len(params)} value(s) were given."
             )
+        condition = _answer_names(self._schema(), condition)
+        values = _where_values(self._schema(), condition, params)
         # the values are checked by the Source's query (a clear ConfigurationError) on first use
-        return self._add(Condition(condition, tuple(params)))
+        return self._add(Condition(condition, values))
 
     def between(self, start: Any = None, end: Any = None) -> ProcessLog:
         """Keep the cases that *started* in ``[start, end)`` (either bound may be ``None``; UTC if naive)."""
@@ -196,13 +263,17 @@ class ProcessLog:
 
     # --- running and shaping ------------------------------------------------------------------------
     def _run(self, statement: Statement) -> pd.DataFrame:
-        return self._source.query(statement.sql, list(statement.params))
+        return self._source.query(statement.sql, list(statement.params), **self._context_kw())
 
     def _answer(self, frame: pd.DataFrame, statements: Sequence[Statement], **attrs: Any) -> pd.DataFrame:
         frame = frame.reset_index(drop=True)
         frame.attrs.clear()
         frame.attrs["sql"] = ";\n\n".join(s.sql for s in statements)
         frame.attrs["transport"] = self._source.resolve_transport()  # every statement went through it
+        # every answer says how many cases a user excluded and whether they count in it
+        frame.attrs["excluded_cases"] = self._excluded_cases()
+        frame.attrs["include_excluded"] = self._filters.include_excluded
+        frame.attrs["excluded_note"] = self._exclusion_note()
         frame.attrs.update(attrs)
         return frame
 
@@ -212,29 +283,41 @@ class ProcessLog:
 
     # --- answers ---------------------------------------------------------------------------------
     def summary(self) -> pd.DataFrame:
-        """One row: cases, events, variants, mean/median/p90 throughput, rework share, first/last event."""
-        statements = cases_sql.summary(self._schema(), self._filters)
-        sql_cases, sql_events, sql_variants = statements
+        """One row: cases, events, variants, activities, mean/median/p90 throughput, cases with rework and
+        their share, first/last event and the time span between them, and ``excluded_cases`` (the cases a
+        user excluded: left out of the other columns unless the log includes them)."""
+        statements = (
+            *cases_sql.summary(self._schema(), self._filters),
+            cases_sql.activity_count(self._schema(), self._filters),
+        )
+        sql_cases, sql_events, sql_variants, sql_activities = statements
         c = self._run(sql_cases)
         events = cell_int(self._run(sql_events).iloc[0, 0])
         variants = cell_int(self._run(sql_variants).iloc[0, 0])
+        activities = cell_int(self._run(sql_activities).iloc[0, 0])
         n = cell_int(c["cases"].iloc[0])
+        rework_cases = cell_int(c["rework_cases"].iloc[0]) if n else 0
         row = {
             "cases": n,
             "events": events,
             "variants": variants,
+            "activities": activities,
             "mean_throughput": _ms(c["mean_throughput"]).iloc[0],
             "median_throughput": _ms(c["median_throughput"]).iloc[0],
             "p90_throughput": _ms(c["p90_throughput"]).iloc[0],
-            "rework_share": (float(c["rework_cases"].iloc[0]) / n) if n else math.nan,
+            "cases_with_rework": rework_cases,
+            "rework_share": (rework_cases / n) if n else math.nan,
             "first_event": c["first_event"].iloc[0] if n else pd.NaT,
             "last_event": pd.to_datetime(c["last_event_ms"].astype("float64"), unit="ms", utc=True).iloc[0]
             if n
             else pd.NaT,
         }
-        frame = pd.DataFrame([row]).astype({"cases": "Int64", "events": "Int64", "variants": "Int64"})
+        ints = ("cases", "events", "variants", "activities", "cases_with_rework")
+        frame = pd.DataFrame([row]).astype(dict.fromkeys(ints, "Int64"))
         for col in ("first_event", "last_event"):
             frame[col] = pd.to_datetime(frame[col], utc=True).astype("datetime64[ms, UTC]")
+        frame["span"] = (frame["last_event"] - frame["first_event"]).astype("timedelta64[ms]")
+        frame["excluded_cases"] = pd.array([self._excluded_cases()], dtype="Int64")
         return self._answer(frame, statements)
 
     def variants(self, top: int = 20, by: str = "process") -> pd.DataFrame:
@@ -341,22 +424,37 @@ class ProcessLog:
             frame[col] = _ms(frame[col])
         return frame
 
-    def transitions(self) -> pd.DataFrame:
-        """Every directly-follows transition (START/END included): frequency and waiting time
-        (mean, median, p90, total, min, max) from the source's end to the target's start."""
-        statement = stats_sql.transitions(self._schema(), self._filters)
-        return self._answer(self._edge_frame(statement), [statement])
+    def transitions(self, min_count: int = 1) -> pd.DataFrame:
+        """Every directly-follows transition (START/END included) seen at least *min_count* times, most
+        frequent first: frequency and waiting time (mean, median, p90, total, min, max) from the source's
+        end to the target's start.
 
-    def bottlenecks(self, k: int = 10, metric: str = "p90") -> pd.DataFrame:
+        :param min_count: the fewest occurrences a transition needs to be listed. The default, 1, lists the
+            whole directly-follows graph (what pm4py's DFG holds); raise it to drop rare transitions, whose
+            times rest on one or two waits.
+        """
+        min_count = positive_int(min_count, "min_count")
+        statement = stats_sql.transitions(self._schema(), self._filters, min_count)
+        return self._answer(self._edge_frame(statement), [statement], min_count=min_count)
+
+    def bottlenecks(self, k: int = 10, metric: str = "p90", min_count: int = 5) -> pd.DataFrame:
         """The *k* transitions between activities (START/END left out) with the longest waits, ranked by
-        ``metric``: ``"p90"``, ``"median"``, ``"mean"`` or ``"total"`` (sum of waiting, i.e. impact)."""
+        ``metric``: ``"p90"``, ``"median"``, ``"mean"``, ``"total"`` (sum of waiting, i.e. impact) or
+        ``"max"``.
+
+        :param min_count: only transitions seen at least this many times are ranked (default 5), so the
+            ranking is not made of transitions seen once or twice whose "median" is a single wait; pass 1
+            to rank every transition.
+        """
         k = positive_int(k, "k")
+        min_count = positive_int(min_count, "min_count")
         if metric not in ("p90", "median", "mean", "total", "max"):
             raise ConfigurationError(
                 f"metric must be 'p90', 'median', 'mean', 'total' or 'max', got {metric!r}."
             )
-        statement = stats_sql.bottlenecks(self._schema(), self._filters, k, metric)
-        return self._answer(self._edge_frame(statement), [statement], metric=metric)
+        statement = stats_sql.bottlenecks(self._schema(), self._filters, k, metric, min_count)
+        frame = self._edge_frame(statement)
+        return self._answer(frame, [statement], metric=metric, min_count=min_count)
 
     def rework(self, by: str = "activity", top: int = 50) -> pd.DataFrame:
         """Rework: executions of an activity beyond its first in a case.
@@ -442,32 +540,105 @@ class ProcessLog:
 
     def event_sql(self, dimensions: Iterable[str] | str | None = "all") -> tuple[str, tuple[Any, ...]]:
         """The statement (and its parameters) :meth:`to_pm4py` runs: one row per task with pm4py's names."""
-        statement = events_sql.events(self._schema(), self._filters, dimensions)
+        statement = events_sql.events(self._schema(), self._filters, dimensions, self._uploaded_names())
         return statement.sql, statement.params
+
+    def _uploaded_names(self) -> dict[str, str]:
+        """Druid column → the name the log was uploaded with, from the project's mapping (``{}`` when the
+        service has none for it)."""
+        try:
+            named = self._source.column_names(self._project)
+        except PMError:  # a project without a mapping (an empty one, say): the columns' own names
+            return {}
+        return {column: name for name, column in named.items()}
 
     def to_pm4py(
         self, dimensions: Iterable[str] | str | None = "all", *, chunk_rows: int = 200_000
     ) -> pd.DataFrame:
         """Every task of the filtered log as pm4py's event DataFrame (``case:concept:name``,
-        ``concept:name``, ``time:timestamp`` = task end, ``start_timestamp``, dimensions; ``resource``
-        becomes ``org:resource``), fetched in chunks of *chunk_rows* and sorted by case and time.
+        ``concept:name``, ``time:timestamp`` = task end, ``start_timestamp``, dimensions under the names
+        the log was uploaded with — ``org:resource``, ``lifecycle:transition`` — where the project's
+        mapping knows them; a plain ``resource`` becomes ``org:resource``), fetched in chunks of
+        *chunk_rows* and sorted by case and time.
 
         pm_notebook never imports pm4py; pass the frame to ``pm4py.format_dataframe`` or its functions.
         """
         frames = list(self.iter_events(dimensions, chunk_rows=chunk_rows))
         frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         frame = frame.sort_values(["case:concept:name", "time:timestamp", "start_timestamp"], kind="stable")
-        return self._answer(frame, [events_sql.events(self._schema(), self._filters, dimensions)])
+        sql, params = self.event_sql(dimensions)
+        return self._answer(frame, [Statement(sql, params)])
 
     def iter_events(
         self, dimensions: Iterable[str] | str | None = "all", *, chunk_rows: int = 200_000
     ) -> Iterator[pd.DataFrame]:
         """The events of :meth:`to_pm4py` as DataFrames of at most *chunk_rows* rows each (unsorted)."""
         sql, params = self.event_sql(dimensions)
-        yield from self._source.query_chunks(sql, list(params), chunk_rows=chunk_rows)
+        yield from self._source.query_chunks(sql, list(params), chunk_rows=chunk_rows, **self._context_kw())
 
 
 # --- small helpers ----------------------------------------------------------------------------------
+#: the names answers print for a case-table role -> the role (``log.where("variant = ?", key)``)
+_ANSWER_NAMES = {"variant": "variant", "model": "model", "case_id": "case"}
+#: names answers print that are no cases-table column, and the filter that means them
+_OTHER_FILTERS = {
+    "activity": "with_activity(name)",
+    "activities": "with_activity(name)",
+    "source": "with_activity(name) or conformance(...)",
+    "target": "with_activity(name) or conformance(...)",
+}
+_QUOTED_OR_WORD = re.compile(r"'(?:[^']|'')*'|\"((?:[^\"]|\"\")*)\"|([A-Za-z_][A-Za-z0-9_]*)(\s*\()?")
+
+
+def _answer_names(schema: Schema, condition: str) -> str:
+    """*condition* with the answer names (``variant``, ``model``, ``case_id``) that are no column of the
+    cases table replaced by the columns they name; a clear error for names another filter means."""
+    present = {c.lower() for c in schema.columns["cases"]}
+
+    def swap(m: re.Match[str]) -> str:
+        name = m.group(1) if m.group(1) is not None else m.group(2)
+        if name is None or m.group(3) or name.lower() in present:  # a string, a function or a column
+            return m.group(0)
+        key = name.lower()
+        if key in _ANSWER_NAMES:
+            return schema.col("cases", _ANSWER_NAMES[key])
+        if key in _OTHER_FILTERS:
+            raise ConfigurationError(
+                f"where(): {name!r} is not a column of the cases table (one row per case).",
+                hint=f"Use log.{_OTHER_FILTERS[key]} for it.",
+            )
+        return m.group(0)
+
+    return _QUOTED_OR_WORD.sub(swap, condition)
+
+
+def _where_values(schema: Schema, condition: str, params: Sequence[Any]) -> tuple[Any, ...]:
+    """*params* as SQL values: durations in milliseconds, datetimes compared with a millisecond column
+    (``enddate``) in milliseconds since 1970 UTC."""
+    blanked = re.sub(r"'(?:[^']|'')*'", lambda m: " " * len(m.group(0)), condition)
+    end = schema.col("cases", "end").strip('"').lower() if schema.has("cases", "end") else None
+    ms_columns: set[int] = set()  # the placeholders compared with the millisecond end column
+    compare = re.compile(
+        r'("?)([A-Za-z_][A-Za-z0-9_]*)\1\s*(?:=|<>|!=|<=|>=|<|>|(?:NOT\s+)?BETWEEN)\s*\?(?:\s+AND\s+\?)?',
+        re.IGNORECASE,
+    )
+    for m in compare.finditer(blanked):
+        if end is not None and m.group(2).lower() == end:
+            first = blanked[: m.start()].count("?")
+            ms_columns.update(range(first, first + m.group(0).count("?")))
+    out = []
+    for i, value in enumerate(params):
+        if isinstance(value, (pd.Timedelta, dt.timedelta, np.timedelta64)) and not pd.isna(value):
+            out.append(int(round(pd.Timedelta(value).total_seconds() * 1000)))
+        elif i in ms_columns and isinstance(value, (dt.datetime, np.datetime64)) and not pd.isna(value):
+            ts = pd.Timestamp(value)
+            ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
+            out.append(int(ts.value // 1_000_000))
+        else:
+            out.append(value)
+    return tuple(out)
+
+
 def _rounded(values: pd.Series) -> pd.Series:
     return pd.to_numeric(values, errors="coerce").astype("float64").round().astype("Int64")
 

@@ -5,14 +5,23 @@ bundled in the ``pygraphviz`` wheels (``pip install pm-notebook[map]``), called 
 places a node by hand. The map renders inline as SVG *and* PNG in one mimebundle, so JupyterLab, GitHub,
 nbviewer and nbval all see a picture.
 
-Simplification (Disco's two sliders): ``activities`` keeps that share of the activities, most frequent
-first; ``paths`` keeps that share of the transitions among the kept activities, most frequent first,
-plus each kept activity's strongest incoming and outgoing transition so no activity is left dangling.
-``1.0`` / ``1.0`` is the exact process.
+Simplification (Disco's two sliders), in three steps:
+
+1. ``activities`` keeps that share of the activities, most frequent first (at least one);
+2. ``paths`` keeps that share of the transitions among the kept activities, most frequent first, plus each
+   kept activity's strongest incoming and outgoing transition;
+3. the map is then made connected: a kept activity that START does not reach on the kept paths gets the
+   *strongest route* to it from what START reaches — the route whose rarest transition is the most
+   frequent (a widest path), among kept activities when there is one, else through hidden activities,
+   which are then shown too; likewise every activity gets the strongest route to one that reaches END.
+
+So at every slider position every shown activity lies on a path from START to END (every case goes from
+START to END, so such a route always exists in the full graph). ``1.0`` / ``1.0`` is the exact process.
 """
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 import shutil
@@ -195,50 +204,73 @@ class ProcessMap:
         paths: float | None = None,
     ) -> ProcessMap:
         """The same graph with other settings (no query: the numbers were fetched with the map)."""
-        return ProcessMap(
-            self._nodes_all[~self._nodes_all["activity"].isin([START, END])],
-            self._edges_all,
-            metric=metric or self.metric,
-            stat=stat or self.stat,
-            activities=self.activities if activities is None else activities,
-            paths=self.paths if paths is None else paths,
-            sql=self.sql,
-            title=self.title,
-        )
+        metric, stat = metric or self.metric, stat or self.stat
+        if metric not in ("frequency", "performance"):
+            raise ConfigurationError(f"metric must be 'frequency' or 'performance', got {metric!r}.")
+        if stat not in STATS:
+            raise ConfigurationError(f"stat must be one of {', '.join(STATS)}, got {stat!r}.")
+        # the fetched frames are shared (never changed in place): a slider move only re-simplifies
+        other = object.__new__(ProcessMap)
+        other.metric, other.stat, other.sql, other.title = metric, stat, self.sql, self.title
+        other.activities = _check_share(self.activities if activities is None else activities, "activities")
+        other.paths = _check_share(self.paths if paths is None else paths, "paths")
+        other._edges_all, other._nodes_all = self._edges_all, self._nodes_all
+        other._nodes, other._edges = other._simplify()
+        other._svg, other._png = None, None
+        return other
 
     def _simplify(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         nodes, edges = self._nodes_all, self._edges_all
-        inner = nodes[~nodes["activity"].isin([START, END])].sort_values(
-            ["frequency", "activity"], ascending=[False, True], kind="stable"
+        inner = sorted(
+            (-int(f), str(a))
+            for a, f in zip(nodes["activity"], nodes["frequency"], strict=True)
+            if a not in (START, END)
         )
         n_keep = math.ceil(self.activities * len(inner) - 1e-9)
         if len(inner) and n_keep == 0:
             n_keep = 1
-        kept = set(inner["activity"].astype(str).head(n_keep)) | {START, END}
-        candidates = edges[edges["source"].isin(kept) & edges["target"].isin(kept)]
-        candidates = candidates.sort_values(
-            ["frequency", "source", "target"], ascending=[False, True, True], kind="stable"
+        kept = {a for _, a in inner[:n_keep]} | {START, END}
+        # plain tuples, most frequent first: the selection below runs at every slider move
+        ranked = sorted(
+            (
+                (-int(f), str(a), str(b), i)
+                for i, a, b, f in zip(
+                    edges.index, edges["source"], edges["target"], edges["frequency"], strict=True
+                )
+            )
         )
+        graph = [(a, b, -neg, i) for neg, a, b, i in ranked]
+        candidates = [e for e in graph if e[0] in kept and e[1] in kept]
         m_keep = math.ceil(self.paths * len(candidates) - 1e-9)
-        chosen = set(candidates.index[:m_keep])
-        for name in kept:
-            # candidates are sorted by frequency: the first match is the strongest
-            if name != START:
-                incoming = candidates.index[candidates["target"] == name]
-                if len(incoming):
-                    chosen.add(incoming[0])
-            if name != END:
-                outgoing = candidates.index[candidates["source"] == name]
-                if len(outgoing):
-                    chosen.add(outgoing[0])
-        shown_edges = candidates.loc[[i for i in candidates.index if i in chosen]].reset_index(drop=True)
+        chosen = {e[3] for e in candidates[:m_keep]}
+        strongest_in: dict[str, Any] = {}
+        strongest_out: dict[str, Any] = {}
+        for a, b, _, i in candidates:  # the first match is the strongest
+            strongest_out.setdefault(a, i)
+            strongest_in.setdefault(b, i)
+        chosen |= {i for name, i in strongest_in.items() if name != START}
+        chosen |= {i for name, i in strongest_out.items() if name != END}
+        chosen, kept = _connect(graph, chosen, kept, candidates)
+        order = [e[3] for e in graph if e[3] in chosen]
+        shown_edges = edges.loc[order].reset_index(drop=True)
         shown_nodes = nodes[nodes["activity"].isin(kept)].reset_index(drop=True)
         return shown_nodes, shown_edges
+
+    @property
+    def single_timestamp(self) -> bool:
+        """Whether the log has one timestamp per event (every activity's service time is zero): the
+        performance view then shows the waiting times on the paths and no time on the activities."""
+        inner = self._nodes_all[~self._nodes_all["activity"].isin([START, END])]
+        if not len(inner) or "max" not in inner:
+            return False
+        longest = inner["max"].dropna()
+        return bool(len(longest)) and bool((longest <= pd.Timedelta(0)).all())
 
     # --- rendering ---------------------------------------------------------------------------------
     def to_dot(self) -> str:
         """The map as Graphviz DOT text (left-to-right; thickness and labels by the chosen metric)."""
         perf = self.metric == "performance"
+        instant = perf and self.single_timestamp  # no service time to show: label activities by name only
         edges = self._edges
         weight = edges[self.stat].dt.total_seconds() if perf else edges["frequency"].astype("float64")
         top = float(weight.max()) if len(weight) and weight.max() > 0 else 1.0
@@ -263,7 +295,8 @@ class ProcessMap:
                 share = cell_float(row.frequency) / freq_top
                 fill = _blend((0xEA, 0xF1, 0xF8), (0x2C, 0x5D, 0x8F), share)
                 font = "white" if share > 0.55 else "black"
-                attrs = f'label="{_esc(name)}\\n{detail}", fillcolor="{fill}", fontcolor="{font}"'
+                label = _esc(name) if instant else f"{_esc(name)}\\n{detail}"
+                attrs = f'label="{label}", fillcolor="{fill}", fontcolor="{font}"'
             lines.append(f"  {ids[name]} [{attrs}];")
         for row, w in zip(edges.itertuples(index=False), weight, strict=True):
             label = format_duration(getattr(row, self.stat)) if perf else f"{cell_int(row.frequency):,}"
@@ -344,6 +377,84 @@ class ProcessMap:
             elif src != START and dst != END:
                 dfg[(src, dst)] = n
         return dfg, starts, ends
+
+
+#: one transition for the simplification: (source, target, frequency, row label in the edges frame)
+_Edge = tuple[str, str, int, Any]
+
+
+def _widest(reached: set[str], goal: str, allowed: list[_Edge], reverse: bool) -> list[_Edge]:
+    """The strongest route from *reached* to *goal* (to *reached* from *goal* when *reverse*) over the
+    *allowed* edges: the route whose least frequent edge is the most frequent (ties: fewer edges, then
+    names), or ``[]`` when there is none."""
+    out: dict[str, list[tuple[str, _Edge]]] = {}
+    for e in allowed:
+        src, dst = (e[1], e[0]) if reverse else (e[0], e[1])
+        out.setdefault(src, []).append((dst, e))
+    # a max-bottleneck Dijkstra: the heap holds (-width, hops, node)
+    best: dict[str, float] = dict.fromkeys(reached, math.inf)
+    came: dict[str, tuple[str, _Edge]] = {}
+    heap: list[tuple[float, int, str]] = [(-math.inf, 0, name) for name in sorted(reached)]
+    done: set[str] = set()
+    while heap:
+        neg, hops, node = heapq.heappop(heap)
+        if node in done:
+            continue
+        done.add(node)
+        if node == goal:
+            break
+        for nxt, e in out.get(node, []):
+            width = min(-neg, e[2])
+            if nxt not in done and width > best.get(nxt, -math.inf):
+                best[nxt] = width
+                came[nxt] = (node, e)
+                heapq.heappush(heap, (-width, hops + 1, nxt))
+    if goal not in came:
+        return []
+    path, node = [], goal
+    while node not in reached:
+        node, e = came[node]
+        path.append(e)
+    return path
+
+
+def _reach(graph: list[_Edge], chosen: set[Any], origin: str, reverse: bool) -> set[str]:
+    """The activities *origin* reaches on the *chosen* edges (that reach *origin*, when *reverse*)."""
+    step: dict[str, set[str]] = {}
+    for a, b, _, i in graph:
+        if i in chosen:
+            src, dst = (b, a) if reverse else (a, b)
+            step.setdefault(src, set()).add(dst)
+    seen, todo = {origin}, [origin]
+    while todo:
+        for nxt in step.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def _connect(
+    graph: list[_Edge], chosen: set[Any], kept: set[str], candidates: list[_Edge]
+) -> tuple[set[Any], set[str]]:
+    """*chosen* edges and *kept* activities made connected: every kept activity reached from START, then
+    every one reaching END, each by its strongest route (see the module's docstring, step 3)."""
+    chosen, kept = set(chosen), set(kept)
+    executions: dict[str, int] = {}
+    for _, b, f, _ in graph:
+        executions[b] = executions.get(b, 0) + f
+    for reverse, origin in ((False, START), (True, END)):
+        reached = _reach(graph, chosen, origin, reverse)
+        # most frequent activities first, so rarer ones may ride on the routes already added
+        for goal in sorted(kept - reached, key=lambda a: (-executions.get(a, 0), a)):
+            if goal in reached:
+                continue
+            route = _widest(reached, goal, candidates, reverse) or _widest(reached, goal, graph, reverse)
+            for a, b, _, i in route:
+                chosen.add(i)
+                kept.update((a, b))
+            reached = _reach(graph, chosen, origin, reverse)
+    return chosen, kept
 
 
 def _blend(light: tuple[int, int, int], dark: tuple[int, int, int], share: float) -> str:

@@ -7,7 +7,7 @@ not even for typing).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -21,12 +21,22 @@ __all__ = ["Source"]
 class Source(Protocol):
     """Runs Druid SQL and lists the workgroup's projects."""
 
-    def query(self, sql: str, params: Any = None) -> pd.DataFrame:
-        """Run *sql* with its ``?`` *params* and return a typed DataFrame."""
+    def query(
+        self, sql: str, params: Any = None, *, context: Mapping[str, Any] | None = None
+    ) -> pd.DataFrame:
+        """Run *sql* with its ``?`` *params* (and Druid's query *context*) and return a typed DataFrame."""
         ...
 
-    def query_chunks(self, sql: str, params: Any = None, *, chunk_rows: int = ...) -> Iterator[pd.DataFrame]:
-        """Run *sql* and yield DataFrames of at most *chunk_rows* rows as they are fetched."""
+    def query_chunks(
+        self,
+        sql: str,
+        params: Any = None,
+        *,
+        chunk_rows: int = ...,
+        context: Mapping[str, Any] | None = None,
+    ) -> Iterator[pd.DataFrame]:
+        """Run *sql* (with Druid's query *context*) and yield DataFrames of at most *chunk_rows* rows as
+        they are fetched."""
         ...
 
     def resolve_transport(self, name: str | None = None) -> str:
@@ -35,4 +45,9 @@ class Source(Protocol):
 
     def projects(self) -> list[Project]:
         """The workgroup's projects (to find a project by id or name)."""
+        ...
+
+    def column_names(self, project: Project | str) -> dict[str, str]:
+        """The user's dimension/metric names → their Druid columns (the project's mapping), so exported
+        events carry the names the log was uploaded with."""
         ...

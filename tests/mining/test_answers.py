@@ -152,11 +152,29 @@ def test_transitions_and_bottlenecks(log, raw):
         assert _in(row.p90, quantile_bounds(values, 0.9))
     by_total = log.bottlenecks(k=4, metric="total")
     inner = e[(e["source_vertex_name"] != "START") & (e["destination_vertex_name"] != "END")]
-    top = inner.groupby(["source_vertex_name", "destination_vertex_name"])["duration"].sum().nlargest(4)
+    per_edge = inner.groupby(["source_vertex_name", "destination_vertex_name"])["duration"]
+    top = per_edge.sum()[per_edge.size() >= 5].nlargest(4)  # the default min_count is 5
     assert [(r.source, r.target) for r in by_total.itertuples()] == list(top.index)
+    assert by_total.attrs["min_count"] == 5
     by_p90 = log.bottlenecks(k=3)
     assert len(by_p90) == 3 and by_p90["p90"].is_monotonic_decreasing
     assert not ({"START"} & set(by_p90["source"]) or {"END"} & set(by_p90["target"]))
+
+
+def test_min_count_keeps_rare_transitions_out_of_the_rankings(log, raw):
+    e = _edges(raw)
+    sizes = e.groupby(["source_vertex_name", "destination_vertex_name"]).size()
+    cut = int(sizes.median())  # a cut that drops some transitions and keeps others
+    got = log.transitions(min_count=cut)
+    assert set(zip(got["source"], got["target"], strict=True)) == set(sizes[sizes >= cut].index)
+    assert 0 < len(got) < len(sizes)
+    inner = sizes.drop([k for k in sizes.index if k[0] == "START" or k[1] == "END"])
+    every = log.bottlenecks(k=1000, metric="max", min_count=1)
+    assert len(every) == len(inner)
+    ranked = log.bottlenecks(k=1000, metric="max", min_count=cut)
+    assert set(zip(ranked["source"], ranked["target"], strict=True)) == set(inner[inner >= cut].index)
+    with pytest.raises(ConfigurationError, match="min_count"):
+        log.transitions(min_count=0)
 
 
 def test_rework_by_activity_and_case(log, raw):
@@ -327,7 +345,8 @@ def test_to_pm4py_event_frame(log, raw):
         "time:timestamp",
         "start_timestamp",
     ]
-    assert "org:resource" in events.columns and "supplier" in events.columns
+    # dimensions carry the names the project was uploaded with (its mapping), a plain resource pm4py's name
+    assert "org:resource" in events.columns and "Supplier" in events.columns
     assert len(events) == len(v)
     assert events["time:timestamp"].dtype == "datetime64[ms, UTC]"
     # chunked streaming gives the same rows
@@ -375,3 +394,44 @@ def test_bound_parameters_on_each_transport(sandbox, raw, transport):
         assert summary["cases"].iloc[0] == len(keep) > 0
         assert got.activities()["executions"].sum() == raw.vertex["caseid"].isin(keep["caseid"]).sum()
         assert summary.attrs["transport"] == transport
+
+
+def test_where_takes_the_names_answers_print_and_pandas_values(log, raw):
+    cases = raw.cases[raw.cases["caseid"].isin(raw.current())]
+    key = log.variants(1)["variant"].iloc[0]
+    by_name = log.where("variant = ?", key).summary()["cases"].iloc[0]
+    assert by_name == (cases["processkey"] == key).sum() == log.variants_in(key).summary()["cases"].iloc[0]
+    example = str(cases["caseid"].iloc[0])
+    assert log.where("case_id = ?", example).summary()["cases"].iloc[0] == 1
+    day = pd.Timedelta(days=1)
+    slow = log.where("duration > ?", day).summary()["cases"].iloc[0]
+    assert (
+        slow
+        == (cases["duration"] > 86_400_000).sum()
+        == log.where("duration > ?", 86_400_000).summary()["cases"].iloc[0]
+    )
+    middle = cases["__time"].sort_values().iloc[len(cases) // 2].tz_convert("Europe/Paris")  # aware
+    started = log.where("__time >= ?", middle).summary()["cases"].iloc[0]
+    assert started == (cases["__time"] >= middle).sum()
+    ended = log.where("enddate < ?", middle.to_pydatetime()).summary()["cases"].iloc[0]
+    assert ended == (cases["enddate"] < middle.value // 1_000_000).sum()
+    with pytest.raises(ConfigurationError, match="with_activity"):
+        log.where("activity = ?", "Pay Invoice")
+
+
+def test_every_answer_and_the_repr_say_how_many_cases_are_excluded(log, raw):
+    excluded = len(raw.excluded)
+    assert excluded > 0  # the demo projects keep a few excluded cases
+    assert f"{excluded:,} excluded cases left out" in repr(log)
+    assert f"{excluded:,} excluded cases included" in repr(log.with_excluded())
+    for frame in (log.summary(), log.variants(3), log.transitions(), log.bottlenecks(3)):
+        assert frame.attrs["excluded_cases"] == excluded and frame.attrs["include_excluded"] is False
+    summary = log.summary().iloc[0]
+    cases = raw.cases[raw.cases["caseid"].isin(raw.current())]
+    assert summary["excluded_cases"] == excluded
+    assert summary["cases_with_rework"] == (cases["rework"] > 0).sum()
+    assert (
+        summary["activities"]
+        == raw.vertex.loc[raw.vertex["caseid"].isin(raw.current()), "vertex_name"].nunique()
+    )
+    assert summary["span"] == summary["last_event"] - summary["first_event"]

@@ -201,6 +201,11 @@ def test_node_and_edge_statistics() -> None:
     slow = stats.bottlenecks(schema("_excluded_cases"), Filters(), 4, "total")
     assert "\"source_vertex_name\" <> 'START' AND \"destination_vertex_name\" <> 'END'" in slow.sql
     assert slow.sql.endswith('ORDER BY "total" DESC, "source", "target" LIMIT 4')
+    frequent = stats.bottlenecks(schema(), Filters(), 4, "p90", min_count=5)
+    assert (
+        'GROUP BY "source_vertex_name", "destination_vertex_name" HAVING COUNT(*) >= 5 ORDER BY'
+        in frequent.sql
+    )
     same_columns = [c for c in stats.STATS if f'AS "{c}"' in nodes.sql and f'AS "{c}"' in edges.sql]
     assert same_columns == list(stats.STATS)
 

@@ -10,13 +10,46 @@ from .._filters import Filters
 from .._schema import Schema, quote
 from ._base import Statement, is_period, period, period_ms, qname, quantile
 
-__all__ = ["cases_over_time", "distribution", "group_key", "summary", "throughput", "total_cases"]
+__all__ = [
+    "activity_count",
+    "cases_over_time",
+    "distribution",
+    "excluded_cases",
+    "group_key",
+    "summary",
+    "throughput",
+    "total_cases",
+]
 
 
 def total_cases(schema: Schema, filters: Filters) -> Statement:
     """``cases``: how many cases the filters keep."""
     where, params = filters.where(schema, "cases")
     return Statement(f'SELECT COUNT(*) AS "cases" FROM {schema.table("cases")}{where}', params)
+
+
+def excluded_cases(schema: Schema) -> Statement | None:
+    """``excluded_cases``: the project's current cases its ``<pid>_excluded_cases`` lookup lists (cases a
+    user excluded), whatever the filters; ``None`` when the project has no such lookup."""
+    excluded = schema.lookup("_excluded_cases")
+    if excluded is None:
+        return None
+    version = schema.col("cases", "case_version")
+    conds = [f"LOOKUP({version}, '{excluded}') IS NOT NULL"]
+    outdated = schema.lookup("")
+    if outdated:
+        conds.append(f"LOOKUP({version}, '{outdated}') IS NULL")
+    where = " AND ".join(conds)
+    return Statement(f'SELECT COUNT(*) AS "excluded_cases" FROM {schema.table("cases")} WHERE {where}')
+
+
+def activity_count(schema: Schema, filters: Filters) -> Statement:
+    """``activities``: how many distinct activities the filtered cases execute (exact, by GROUP BY)."""
+    act = schema.col("vertex", "activity")
+    where, params = filters.where(schema, "vertex")
+    inner = f"SELECT {act} FROM {schema.table('vertex')}{where} GROUP BY {act}"
+    sql = f'SELECT COUNT(*) AS "activities" FROM ({inner})'
+    return Statement(sql, params)
 
 
 def summary(schema: Schema, filters: Filters) -> tuple[Statement, Statement, Statement]:

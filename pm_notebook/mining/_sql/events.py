@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from .._filters import Filters
 from .._schema import Schema, quote
@@ -12,10 +12,14 @@ from ._base import Statement
 __all__ = ["dimensions", "events"]
 
 
-def dimensions(schema: Schema, chosen: Iterable[str] | str | None) -> list[tuple[str, str]]:
+def dimensions(
+    schema: Schema, chosen: Iterable[str] | str | None, names: Mapping[str, str] | None = None
+) -> list[tuple[str, str]]:
     """``(column, output name)`` of the task dimensions to export: ``"all"`` (every ``*_lpkr`` and
-    ``detail_<n>_lpkr_*`` column), ``None`` (none) or the named ones; ``resource`` becomes
-    ``org:resource``."""
+    ``detail_<n>_lpkr_*`` column), ``None`` (none) or the named ones. The output name is the one the log
+    was uploaded with when *names* (Druid column → the user's name, from the project's mapping) knows it
+    (``org:resource``, ``lifecycle:transition``), else the column without its ``_lpkr`` parts; a plain
+    ``resource`` becomes pm4py's ``org:resource``."""
     columns = schema.columns["vertex"]
     if chosen is None:
         return []
@@ -25,14 +29,20 @@ def dimensions(schema: Schema, chosen: Iterable[str] | str | None) -> list[tuple
         if isinstance(chosen, str):
             chosen = [chosen]
         found = [schema.dimension("vertex", d).strip('"').replace('""', '"') for d in chosen]
+    known = {k.lower(): v for k, v in (names or {}).items()}
     out = []
     for c in found:
-        name = re.sub(r"^detail_\d+_lpkr_|_lpkr$", "", c, flags=re.IGNORECASE)
+        name = known.get(c.lower()) or re.sub(r"^detail_\d+_lpkr_|_lpkr$", "", c, flags=re.IGNORECASE)
         out.append((c, "org:resource" if name.lower() == "resource" else name))
     return out
 
 
-def events(schema: Schema, filters: Filters, chosen: Iterable[str] | str | None = "all") -> Statement:
+def events(
+    schema: Schema,
+    filters: Filters,
+    chosen: Iterable[str] | str | None = "all",
+    names: Mapping[str, str] | None = None,
+) -> Statement:
     """One row per task: ``case:concept:name``, ``concept:name``, ``time:timestamp`` (the task's end),
     ``start_timestamp`` and the :func:`dimensions` *chosen*."""
     case, act = schema.col("vertex", "case"), schema.col("vertex", "activity")
@@ -43,7 +53,7 @@ def events(schema: Schema, filters: Filters, chosen: Iterable[str] | str | None 
         f'MILLIS_TO_TIMESTAMP({end}) AS "time:timestamp"',
         f'{t} AS "start_timestamp"',
     ]
-    for column, name in dimensions(schema, chosen):
+    for column, name in dimensions(schema, chosen, names):
         cols.append(f"{quote(column)} AS {quote(name)}")
     where, params = filters.where(schema, "vertex")
     return Statement(f"SELECT {', '.join(cols)} FROM {schema.table('vertex')}{where}", params)

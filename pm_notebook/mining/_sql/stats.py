@@ -41,32 +41,44 @@ def node_stats(schema: Schema, filters: Filters) -> Statement:
 
 
 def edge_stats(
-    schema: Schema, filters: Filters, *extra: Fragment, order: str, limit: int | None = None
+    schema: Schema,
+    filters: Filters,
+    *extra: Fragment,
+    order: str,
+    limit: int | None = None,
+    min_count: int = 1,
 ) -> Statement:
     """Per directly-follows transition (``source``, ``target``): ``frequency`` and the waiting-time
     :data:`STATS` (from the source's end to the target's start), with the answer's *extra* conditions,
-    ordered by *order* and cut at *limit*."""
+    only the transitions seen at least *min_count* times, ordered by *order* and cut at *limit*."""
     src, dst = schema.col("edge", "source"), schema.col("edge", "target")
     d = schema.col("edge", "duration")
     where, params = filters.where(schema, "edge", *extra)
     sql = (
         f'SELECT {src} AS "source", {dst} AS "target", COUNT(*) AS "frequency", {_duration_stats(d)} '
-        f"FROM {schema.table('edge')}{where} GROUP BY {src}, {dst} ORDER BY {order}"
+        f"FROM {schema.table('edge')}{where} GROUP BY {src}, {dst}"
+        + (f" HAVING COUNT(*) >= {int(min_count)}" if min_count > 1 else "")
+        + f" ORDER BY {order}"
         + (f" LIMIT {limit}" if limit else "")
     )
     return Statement(sql, params)
 
 
-def transitions(schema: Schema, filters: Filters) -> Statement:
-    """Every transition, START and END included, most frequent first."""
-    return edge_stats(schema, filters, order='"frequency" DESC, "source", "target"')
+def transitions(schema: Schema, filters: Filters, min_count: int = 1) -> Statement:
+    """Every transition seen at least *min_count* times, START and END included, most frequent first."""
+    return edge_stats(schema, filters, order='"frequency" DESC, "source", "target"', min_count=min_count)
 
 
-def bottlenecks(schema: Schema, filters: Filters, k: int, metric: str) -> Statement:
-    """The *k* transitions between activities (START/END left out) ranked by *metric* (a :data:`STATS`
-    column), slowest first."""
+def bottlenecks(schema: Schema, filters: Filters, k: int, metric: str, min_count: int = 1) -> Statement:
+    """The *k* transitions between activities (START/END left out) seen at least *min_count* times,
+    ranked by *metric* (a :data:`STATS` column), slowest first."""
     src, dst = schema.col("edge", "source"), schema.col("edge", "target")
     between_activities = (f"{src} <> '{START}' AND {dst} <> '{END}'", ())
     return edge_stats(
-        schema, filters, between_activities, order=f'"{metric}" DESC, "source", "target"', limit=k
+        schema,
+        filters,
+        between_activities,
+        order=f'"{metric}" DESC, "source", "target"',
+        limit=k,
+        min_count=min_count,
     )

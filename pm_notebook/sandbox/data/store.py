@@ -388,7 +388,9 @@ def build_store(
                 description=template.description,
                 created=f"2024-0{2 + proj_no}-0{1 + wg_no}T10:00:00Z",
             )
-            tables = build_tables(log_, pid, end_activities=template.end_activities, previous=previous)
+            tables = build_tables(
+                log_, pid, end_activities=template.end_activities, previous=previous, demo_exclusions=True
+            )
             store.add_project(client_id, record, tables)
     if large_cases is not None:
         _add_large_project(store, seed, large_cases)
@@ -418,7 +420,7 @@ def _add_large_project(store: Store, seed: int, cases: int) -> None:
         description=f"{template.description} ({cases:,} cases, for results larger than memory)",
         created=f"2024-0{2 + proj_no}-01T10:00:00Z",
     )
-    tables = build_tables(log_, record.id, end_activities=template.end_activities)
+    tables = build_tables(log_, record.id, end_activities=template.end_activities, demo_exclusions=True)
     del log_
     store.add_project(client_id, record, tables)
 

@@ -76,6 +76,7 @@ def build_tables(
     version: str = "1",
     end_activities: tuple[str, ...] | None = None,
     previous: EventLog | None = None,
+    demo_exclusions: bool = False,
 ) -> ProjectTables:
     """Derive the cases, vertex and edge tables and the lookups of *project_id* from *log*.
 
@@ -87,6 +88,9 @@ def build_tables(
         ``None`` means no rule is set (``<pid>_cases_is_completed`` is then empty).
     :param previous: an earlier ingestion of some of *log*'s cases (fewer tasks each); their rows stay in
         the cases table as outdated versions, listed by the ``<pid>`` lookup.
+    :param demo_exclusions: put about 1 % of the cases into ``<pid>_excluded_cases`` by a fixed hash, as
+        if a user had excluded them (the generated demo projects do, so the lookup has something to
+        show); an uploaded or imported log has no excluded case unless its user excluded some.
     """
     mapping = log.mapping or FileMapping.default(list(log.dimensions), list(log.metrics))
     n = log.n_cases
@@ -218,7 +222,7 @@ def build_tables(
     )
 
     variant_rank = _variant_names(graphkey)
-    excluded = _excluded_mask(n)
+    excluded = _excluded_mask(n) if demo_exclusions else np.zeros(n, dtype=bool)
     cases_table = pa.table(cases_cols)
     case_starts = starts
     outdated = _kv(pa.array([], type=pa.string()), [])
@@ -364,7 +368,8 @@ def _variant_names(graphkey: pa.Array) -> pa.Table:
 
 
 def _excluded_mask(n_cases: int) -> np.ndarray:
-    # About 1 % of cases are "excluded" (a business rule in the real service), picked by a fixed hash.
+    # About 1 % of a demo project's cases are "excluded" (on the service a user's business rule excludes
+    # them), picked by a fixed hash so every run excludes the same ones.
     with np.errstate(over="ignore"):
         mixed = (np.arange(1, n_cases + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
     return mixed % np.uint64(100) == 0
