@@ -227,18 +227,34 @@ class Connection:
         "detail_7_lpkr_destination"}``: write SQL with these, never with guessed short names."""
         return {m.name: m.database_column_name for m in self.mapping_infos(project)}
 
-    def mining(self, project: Project | str, *, include_excluded: bool = False) -> ProcessLog:
+    def mining(
+        self,
+        project: Project | str,
+        *,
+        include_excluded: bool = False,
+        resource: str | None = None,
+        large_subqueries: bool | int = False,
+    ) -> ProcessLog:
         """The process log of *project* (a :class:`Project`, its id or its name) for process-mining answers.
 
         Every answer (``summary()``, ``variants()``, ``process_map()``...) is computed by Druid SQL; see
         :class:`pm_notebook.mining.ProcessLog`. Excluded cases are left out unless *include_excluded*.
+        *resource* names the task dimension of who did each task (default: ``resource``);
+        *large_subqueries* lets the statements Druid runs by inlining a subquery exceed the server's
+        ``maxSubqueryRows`` (see :meth:`pm_notebook.mining.ProcessLog.open`).
 
         >>> conn.mining("Purchase to Pay").variants(top=5)  # doctest: +SKIP
         """
         self._check_open()
         from .mining import ProcessLog
 
-        return ProcessLog.open(self, project, include_excluded=include_excluded)
+        return ProcessLog.open(
+            self,
+            project,
+            include_excluded=include_excluded,
+            resource=resource,
+            large_subqueries=large_subqueries,
+        )
 
     # --- projects and files (write side) -----------------------------------------------------
     def create_project(self, name: str, description: str | None = None) -> Project:
