@@ -104,7 +104,7 @@ JOINS = {"handovers", "resource_map"}
 def test_every_answer_runs_under_a_lowered_limit_without_the_option(small):
     conn, project = small
     log = ProcessLog.open(ContextSource(conn, {"maxSubqueryRows": LIMIT}), project)
-    for name, answer in _answers(log).items():
+    for answer in _answers(log).values():
         answer()  # none inlines more than the excluded cases (about 1 %)
     # filters on keys every table has need no subquery: every answer stays under the limit
     for answer in _answers(log.top_variants(0.9)).values():
