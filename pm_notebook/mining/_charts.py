@@ -13,8 +13,9 @@ __all__ = ["Chart", "dotted_chart"]
 
 
 class Chart:
-    """A drawn answer: shows itself in a notebook as PNG and SVG, keeps its numbers in :attr:`data` and
-    its matplotlib figure in :attr:`figure` (``chart.figure.savefig("dotted.pdf")``)."""
+    """A drawn answer: shows itself in a notebook as a PNG (an SVG of thousands of dots would weigh
+    megabytes in a saved notebook), keeps its numbers in :attr:`data` and its matplotlib figure in
+    :attr:`figure` (``chart.figure.savefig("dotted.svg")``)."""
 
     def __init__(self, figure: Any, data: pd.DataFrame) -> None:
         self.figure = figure
@@ -22,13 +23,14 @@ class Chart:
 
     def _render(self, fmt: str) -> bytes:
         buf = io.BytesIO()
-        self.figure.savefig(buf, format=fmt, dpi=96)
+        self.figure.savefig(buf, format=fmt, dpi=72)
         return buf.getvalue()
 
     def _repr_png_(self) -> bytes:
         return self._render("png")
 
-    def _repr_svg_(self) -> str:
+    def to_svg(self) -> str:
+        """The chart as SVG text."""
         return self._render("svg").decode("utf-8")
 
     def __repr__(self) -> str:

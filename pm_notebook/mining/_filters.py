@@ -371,7 +371,9 @@ class CaseDuration(CaseFilter):
 
     @property
     def label(self) -> str:
-        return f"duration in [{self.minimum} ms, {self.maximum} ms]"
+        low = "0" if self.minimum is None else str(dt.timedelta(milliseconds=self.minimum))
+        high = "∞" if self.maximum is None else str(dt.timedelta(milliseconds=self.maximum))
+        return f"duration in [{low}, {high}]"
 
     def render(self, schema: Schema, kind: str) -> Fragment | None:
         if kind != "cases":
@@ -399,7 +401,9 @@ class AttributeIn(CaseFilter):
 
     @property
     def label(self) -> str:
-        return f"{self.what} {self.column!r} in {list(self.values)}"
+        if self.what == "resource":
+            return f"with resource in {list(self.values)}"
+        return f"attribute {self.column!r} in {list(self.values)}"
 
     def render(self, schema: Schema, kind: str) -> Fragment | None:
         if kind != "cases":

@@ -262,7 +262,7 @@ def test_dotted_chart_is_binned_in_druid(glog, events):
     want = events.assign(week=week).groupby(["week", "concept:name"]).size()
     assert {(r.period, r.activity): r.events for r in data.itertuples()} == want.to_dict()
     assert "caseid" not in data.attrs["sql"].split("FROM")[0]  # the bins, not the events, come back
-    assert chart._repr_png_().startswith(b"\x89PNG") and "<svg" in chart._repr_svg_()
+    assert chart._repr_png_().startswith(b"\x89PNG") and "<svg" in chart.to_svg()
 
 
 def test_performance_spectrum_and_waiting(glog, events):
