@@ -293,3 +293,49 @@ def test_bad_filter_arguments(glog):
         glog.top_variants(1.5)
     with pytest.raises(ConfigurationError, match="starts_with"):
         glog.starts_with()
+
+
+# --- the service's column naming (detail_<n>_lpkr_<slug>), on the session sandbox's Parcel Delivery project
+@pytest.fixture(scope="module")
+def parcel_log(sandbox, sandbox_store):
+    import pm_notebook
+
+    from .conftest import _frame
+
+    wg = sandbox.workgroups["second"]
+    conn = pm_notebook.connect(
+        sandbox.base_url,
+        sandbox.auth_url,
+        wg.client_id,
+        wg.client_secret,
+        sandbox.jdbc_url,
+        use_keyring=False,
+    )
+    project = next(p for p in conn.projects() if p.name.startswith("Parcel Delivery"))
+    db = sandbox_store.database(wg.client_id).cursor()
+    try:
+        cases = _frame(db, f'SELECT * FROM druid."{project.id}"')
+        vertex = _frame(db, f'SELECT * FROM druid."{project.id}_vertex"')
+        skip = set(_frame(db, f'SELECT k FROM lookup."{project.id}"')["k"])
+        skip |= set(_frame(db, f'SELECT k FROM lookup."{project.id}_excluded_cases"')["k"])
+    finally:
+        db.close()
+    current = set(cases.loc[~cases["case_version"].isin(skip), "caseid"])
+    yield conn.mining(project, resource="Courier"), vertex[vertex["caseid"].isin(current)], len(current)
+    conn.close()
+
+
+def test_resources_on_service_named_columns(parcel_log):
+    log, vertex, n_cases = parcel_log
+    column = next(c for c in vertex.columns if c.startswith("detail_") and c.endswith("_lpkr_courier"))
+    got = log.resources().set_index("resource")
+    want = vertex.groupby(column).agg(
+        events=("caseid", "size"), cases=("caseid", "nunique"), activities=("vertex_name", "nunique")
+    )
+    assert got[["events", "cases", "activities"]].astype("int64").sort_index().equals(want.sort_index())
+    assert got["involvement"].max() <= 1 and int(log.summary()["cases"].iloc[0]) == n_cases
+    kept = log.with_resource(str(want.index[0]))
+    assert (
+        int(kept.summary()["cases"].iloc[0])
+        == vertex.loc[vertex[column] == want.index[0], "caseid"].nunique()
+    )
