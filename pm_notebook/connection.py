@@ -241,20 +241,32 @@ class Connection:
         *,
         include_excluded: bool = False,
         context: Mapping[str, Any] | None = None,
+        resource: str | None = None,
+        large_subqueries: bool | int = False,
     ) -> ProcessLog:
         """The process log of *project* (a :class:`Project`, its id or its name) for process-mining answers.
 
         Every answer (``summary()``, ``variants()``, ``process_map()``...) is computed by Druid SQL; see
         :class:`pm_notebook.mining.ProcessLog`. The cases a user excluded (the project's
         ``_excluded_cases`` lookup) are left out unless *include_excluded*; every answer says how many.
-        *context* is Druid's query context, sent with every statement of the log.
+        *context* is Druid's query context, sent with every statement of the log; *resource* names the task
+        dimension of who did each task (default: ``resource``); *large_subqueries* lets the statements Druid
+        runs by inlining a subquery exceed the server's ``maxSubqueryRows`` (see
+        :meth:`pm_notebook.mining.ProcessLog.open`).
 
         >>> conn.mining("Purchase to Pay").variants(top=5)  # doctest: +SKIP
         """
         self._check_open()
         from .mining import ProcessLog
 
-        return ProcessLog.open(self, project, include_excluded=include_excluded, context=context)
+        return ProcessLog.open(
+            self,
+            project,
+            include_excluded=include_excluded,
+            context=context,
+            resource=resource,
+            large_subqueries=large_subqueries,
+        )
 
     # --- projects and files (write side) -----------------------------------------------------
     def create_project(self, name: str, description: str | None = None) -> Project:

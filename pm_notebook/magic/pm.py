@@ -38,6 +38,12 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "rework": ("rework", ("by", "top")),
     "cases": ("cases_over_time", ("freq",)),
     "map": ("process_map", ("metric", "stat", "activities", "paths")),
+    "resources": ("resources", ("by",)),
+    "handovers": ("handovers", ()),
+    "arrivals": ("arrivals", ("freq",)),
+    "wip": ("work_in_progress", ("freq",)),
+    "dotted": ("dotted_chart", ("freq",)),
+    "endpoints": ("endpoints", ()),
 }
 #: not an answer: ``%pm upload DF --project NAME [--create]`` sends a DataFrame to a project
 UPLOAD = "upload"
@@ -60,14 +66,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--completed", action="store_true", help="completed cases only")
     p.add_argument("--include-excluded", action="store_true", help="keep the excluded cases")
+    p.add_argument("--resource", help="resources, handovers: the dimension naming who did each task")
     p.add_argument("--top", type=int, help="variants, rework: how many rows")
     p.add_argument(
-        "--by", help="variants: process|model; throughput: variant|week|<dimension>; rework: activity|case"
+        "--by",
+        help="variants: process|model; throughput: variant|week|<dimension>; rework: activity|case; "
+        "resources: activity",
     )
     p.add_argument("--k", type=int, help="bottlenecks: how many transitions")
     p.add_argument("--metric", help="bottlenecks: p90|total; map: frequency|performance")
     p.add_argument("--stat", help="map: the waiting-time statistic (median, mean, p90, ...)")
-    p.add_argument("--freq", help="cases: the period (ISO 8601, e.g. P1W, P1M)")
+    p.add_argument("--freq", help="cases, arrivals, wip, dotted: the period (ISO 8601, e.g. P1W, P1M)")
     p.add_argument("--activities", type=float, help="map: share of activities kept (0-1)")
     p.add_argument("--paths", type=float, help="map: share of paths kept (0-1)")
     p.add_argument("-h", "--help", action="store_true")
@@ -112,7 +121,8 @@ def parse_pm_args(line: str) -> argparse.Namespace:
 @magics_class
 class Pm(Magics):
     """``%pm <answer> [options]``: summary, variants, throughput, activities, transitions, bottlenecks,
-    rework, cases (over time), map — on the chosen project (``%config Pm.displaylimit`` rows shown)."""
+    rework, cases (over time), map, resources, handovers, arrivals, wip (work in progress), dotted (a
+    dotted chart), endpoints — on the chosen project (``%config Pm.displaylimit`` rows shown)."""
 
     #: the identifier of this magic's completion matcher (found again by ``%unload_ext``)
     matcher_identifier = "pm_notebook.pm"
@@ -161,7 +171,7 @@ class Pm(Magics):
             return self._upload(conn, args)
         if args.project:
             self.session.choose_project(conn, args.project)
-        log = conn.mining(self._project(conn), include_excluded=args.include_excluded)
+        log = conn.mining(self._project(conn), include_excluded=args.include_excluded, resource=args.resource)
         if args.completed:
             log = log.completed_only()
         method, options = ANSWERS[args.answer]
@@ -172,6 +182,8 @@ class Pm(Magics):
         elapsed = time.monotonic() - started
         if args.answer == "map":
             return self._map(result, args, elapsed, conn.resolve_transport())
+        if args.answer == "dotted":
+            return self._chart(result, args, elapsed, conn.resolve_transport())
         if args.sql:
             self._show(TextView(result.attrs.get("sql", "") + ";"))
         else:
@@ -190,6 +202,14 @@ class Pm(Magics):
         else:
             self._show(MapView(pmap, f"{map_summary(pmap)} · {elapsed:.2f} s · via {transport}"))
         return self._keep(pmap, args)
+
+    def _chart(self, chart: Any, args: argparse.Namespace, elapsed: float, transport: str) -> Any:
+        if args.sql:
+            self._show(TextView(chart.data.attrs.get("sql", "") + ";"))
+        else:
+            self._show(chart)
+            self._show(TextView(f"{len(chart.data):,} bins · {elapsed:.2f} s · via {transport}"))
+        return self._keep(chart, args)
 
     def _upload(self, conn: Connection, args: argparse.Namespace) -> None:
         """Send a DataFrame (or a file) to a project, wait for its ingestion, then choose that project."""

@@ -20,10 +20,18 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ._schema import Schema
-from ._sql._base import END, Fragment, placeholders
+from ._sql._base import END, START, Fragment, placeholders
 
 __all__ = [
+    "AttributeIn",
+    "CaseDuration",
     "CaseFilter",
+    "DirectlyFollows",
+    "EventuallyFollows",
+    "LastActivity",
+    "StartsWith",
+    "TopVariants",
+    "WithoutActivity",
     "CompletedByLookup",
     "Condition",
     "EndsWith",
@@ -242,3 +250,186 @@ class Filters:
         if not parts:
             return "", ()
         return " WHERE " + " AND ".join(s for s, _ in parts), sum((p for _, p in parts), ())
+
+
+# --- control-flow, performance, attribute and resource filters (issue 28) ------------------------------
+def _vertex_cases(schema: Schema, condition: str) -> str:
+    """``caseid IN (the cases with a task matching *condition*)`` on the cases table."""
+    sub = f"SELECT {schema.col('vertex', 'case')} FROM {schema.table('vertex')} WHERE {condition}"
+    return f"{schema.col('cases', 'case')} IN ({sub})"
+
+
+def _edge_cases(schema: Schema, condition: str) -> str:
+    """``caseid IN (the cases with a transition matching *condition*)`` on the cases table."""
+    sub = f"SELECT {schema.col('edge', 'case')} FROM {schema.table('edge')} WHERE {condition}"
+    return f"{schema.col('cases', 'case')} IN ({sub})"
+
+
+@dataclass(frozen=True)
+class DirectlyFollows(CaseFilter):
+    """Cases in which *target* directly follows *source* at least once (``log.directly_follows``)."""
+
+    source: str
+    target: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.source!r} directly followed by {self.target!r}"
+
+    def render(self, schema: Schema, kind: str) -> Fragment | None:
+        if kind != "cases":
+            return None
+        cond = f"{schema.col('edge', 'source')} = ? AND {schema.col('edge', 'target')} = ?"
+        return _edge_cases(schema, cond), (self.source, self.target)
+
+
+@dataclass(frozen=True)
+class EventuallyFollows(CaseFilter):
+    """Cases in which a *target* task starts no earlier than a *source* task ends
+    (``log.eventually_follows``): per case (GROUP BY caseid) the first end of *source* against the last
+    start of *target*."""
+
+    source: str
+    target: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.source!r} eventually followed by {self.target!r}"
+
+    def render(self, schema: Schema, kind: str) -> Fragment | None:
+        if kind != "cases":
+            return None
+        case, act = schema.col("vertex", "case"), schema.col("vertex", "activity")
+        t, end = schema.col("vertex", "time"), schema.col("vertex", "end")
+        sub = (
+            f"SELECT {case} FROM {schema.table('vertex')} WHERE {act} IN (?, ?) GROUP BY {case} "
+            f"HAVING MIN(CASE WHEN {act} = ? THEN {end} END) <= "
+            f"MAX(CASE WHEN {act} = ? THEN TIMESTAMP_TO_MILLIS({t}) END)"
+        )
+        return f"{schema.col('cases', 'case')} IN ({sub})", (
+            self.source,
+            self.target,
+            self.source,
+            self.target,
+        )
+
+
+@dataclass(frozen=True)
+class StartsWith(CaseFilter):
+    """Cases whose first activity (the target of their transition from START) is one of *activities*."""
+
+    activities: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"starts with {list(self.activities)}"
+
+    def render(self, schema: Schema, kind: str) -> Fragment | None:
+        if kind != "cases":
+            return None
+        cond = (
+            f"{schema.col('edge', 'source')} = '{START}' "
+            f"AND {schema.col('edge', 'target')} IN ({placeholders(len(self.activities))})"
+        )
+        return _edge_cases(schema, cond), self.activities
+
+
+@dataclass(frozen=True)
+class LastActivity(EndsWith):
+    """Cases whose last activity is one of *activities* (``log.ends_with``; same SQL as ``EndsWith``)."""
+
+    @property
+    def label(self) -> str:
+        return f"ends with {list(self.activities)}"
+
+
+@dataclass(frozen=True)
+class WithoutActivity(CaseFilter):
+    """Cases in which *activity* was never executed (``log.without_activity``)."""
+
+    activity: str
+
+    @property
+    def label(self) -> str:
+        return f"without activity {self.activity!r}"
+
+    def render(self, schema: Schema, kind: str) -> Fragment | None:
+        if kind != "cases":
+            return None
+        if schema.has("cases", "activities"):
+            return f"NOT MV_CONTAINS({schema.col('cases', 'activities')}, ?)", (self.activity,)
+        inside = _vertex_cases(schema, f"{schema.col('vertex', 'activity')} = ?")
+        return f"NOT ({inside})", (self.activity,)
+
+
+@dataclass(frozen=True)
+class CaseDuration(CaseFilter):
+    """Cases whose duration (ms) lies in ``[minimum, maximum]``; either bound may be ``None``."""
+
+    minimum: int | None
+    maximum: int | None
+
+    @property
+    def label(self) -> str:
+        low = "0" if self.minimum is None else str(dt.timedelta(milliseconds=self.minimum))
+        high = "∞" if self.maximum is None else str(dt.timedelta(milliseconds=self.maximum))
+        return f"duration in [{low}, {high}]"
+
+    def render(self, schema: Schema, kind: str) -> Fragment | None:
+        if kind != "cases":
+            return None
+        d = schema.col("cases", "duration")
+        conds, values = [], []
+        if self.minimum is not None:
+            conds.append(f"{d} >= ?")
+            values.append(self.minimum)
+        if self.maximum is not None:
+            conds.append(f"{d} <= ?")
+            values.append(self.maximum)
+        return "(" + " AND ".join(conds) + ")", tuple(values)
+
+
+@dataclass(frozen=True)
+class AttributeIn(CaseFilter):
+    """Cases with at least one task whose *column* (a task dimension, by any of its spellings) is one of
+    *values* (``log.attribute``, ``log.with_resource``). On the cases table the per-case list of the
+    column's values (``all_<column>``) answers without a subquery when the project has it."""
+
+    column: str
+    values: tuple[str, ...]
+    what: str = "attribute"
+
+    @property
+    def label(self) -> str:
+        if self.what == "resource":
+            return f"with resource in {list(self.values)}"
+        return f"attribute {self.column!r} in {list(self.values)}"
+
+    def render(self, schema: Schema, kind: str) -> Fragment | None:
+        if kind != "cases":
+            return None
+        col = schema.dimension("vertex", self.column)
+        listed = f'"all_{col[1:-1]}"' if f"all_{col[1:-1]}" in schema.columns["cases"] else None
+        if listed is not None:
+            ors = " OR ".join(f"MV_CONTAINS({listed}, ?)" for _ in self.values)
+            return f"({ors})", self.values
+        return _vertex_cases(schema, f"{col} IN ({placeholders(len(self.values))})"), self.values
+
+
+@dataclass(frozen=True)
+class TopVariants(CaseFilter):
+    """The cases of the most frequent process variants that together cover *coverage* of the cases
+    (``log.top_variants``): the keys are chosen when the filter is made, so every table filters them
+    directly (no subquery)."""
+
+    keys: tuple[str, ...]
+    coverage: float
+
+    @property
+    def label(self) -> str:
+        return f"top {len(self.keys)} variants ({self.coverage:.0%} coverage)"
+
+    def render(self, schema: Schema, kind: str) -> Fragment | None:
+        if not self.keys:
+            return "(1 = 0)", ()
+        return f"{schema.col(kind, 'variant')} IN ({placeholders(len(self.keys))})", self.keys

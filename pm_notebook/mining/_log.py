@@ -22,31 +22,66 @@ import pandas as pd
 from .._cells import cell_int
 from .._checks import find_project, positive_int
 from .._models import Project
-from ..errors import ConfigurationError, PMError
+from ..errors import ConfigurationError, PMError, QueryError
 from ._filters import (
+    AttributeIn,
+    CaseDuration,
     CaseFilter,
     CompletedByLookup,
     Condition,
+    DirectlyFollows,
     EndsWith,
+    EventuallyFollows,
     Filters,
+    LastActivity,
     StartedBetween,
+    StartsWith,
+    TopVariants,
     VariantsIn,
     WithActivity,
+    WithoutActivity,
 )
 from ._schema import Schema, read_schema
 from ._source import Source
 from ._sql import cases as cases_sql
 from ._sql import conformance as conformance_sql
+from ._sql import controlflow as controlflow_sql
 from ._sql import events as events_sql
+from ._sql import resources as resources_sql
 from ._sql import rework as rework_sql
 from ._sql import stats as stats_sql
+from ._sql import timing as timing_sql
 from ._sql import variants as variants_sql
 from ._sql._base import Statement, period, period_ms, qname
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ._charts import Chart
     from ._map import ProcessMap
 
 __all__ = ["ProcessLog"]
+
+
+#: a statement whose ``IN (SELECT ...)`` or ``JOIN (SELECT ...)`` Druid inlines on the broker
+_INLINES = re.compile(r"\b(?:IN|JOIN) \(SELECT\b")
+#: Druid's refusal of an inlined subquery over ``maxSubqueryRows`` (Druid 0.20-27 and 28+ wordings)
+_SUBQUERY_LIMIT = re.compile(r"[Ss]ubquer(?:y|ies) generated results beyond maximum\[(\d+)\]")
+#: the ``maxSubqueryRows`` that ``large_subqueries=True`` sets
+LARGE_SUBQUERY_ROWS = 10_000_000
+
+
+def _subquery_rows(large: bool | int) -> int:
+    """The ``maxSubqueryRows`` of *large* (``False``: the server's own, 0 here; ``True``:
+    :data:`LARGE_SUBQUERY_ROWS`; an integer: that many rows)."""
+    if large is True:
+        return LARGE_SUBQUERY_ROWS
+    if large is False or large is None:
+        return 0
+    if isinstance(large, int) and large > 0:
+        return large
+    raise ConfigurationError(
+        f"large_subqueries must be True, False or a positive number of rows, got {large!r}.",
+        hint="conn.mining(project, large_subqueries=True)",
+    )
 
 
 def _ms(values: pd.Series) -> pd.Series:
@@ -80,6 +115,8 @@ class ProcessLog:
         filters: Filters | None = None,
         context: Mapping[str, Any] | None = None,
         excluded_cases: int | None = None,
+        resource: str | None = None,
+        large_subqueries: bool | int = False,
     ) -> None:
         self._source = source
         self._project = project
@@ -87,6 +124,8 @@ class ProcessLog:
         self._filters = Filters() if filters is None else filters
         self._context = None if context is None else dict(context)
         self._excluded_cache = excluded_cases
+        self._resource_name = resource
+        self._max_subquery_rows = _subquery_rows(large_subqueries)
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
@@ -97,12 +136,20 @@ class ProcessLog:
         *,
         include_excluded: bool = False,
         context: Mapping[str, Any] | None = None,
+        resource: str | None = None,
+        large_subqueries: bool | int = False,
     ) -> ProcessLog:
         """Resolve *project* (a :class:`Project`, a project id or a project name), read its schema and count
         its excluded cases.
 
         :param context: Druid's query context (``{"timeout": 60000}``), sent with every statement the log
             runs; the :class:`Source` checks it.
+        :param resource: the task dimension that names who did each task (default: a dimension called
+            ``resource`` or ``org:resource``), for the organisational answers.
+        :param large_subqueries: allow the statements that Druid can only run by inlining a subquery (a
+            case filter applied to the task or transition table, the handover joins) to inline more than
+            the server's ``maxSubqueryRows`` (100,000 by default): ``True`` raises that limit to
+            10,000,000 rows in those statements' query context, an integer to that many.
         """
         if isinstance(project, Project):
             resolved = project
@@ -113,7 +160,14 @@ class ProcessLog:
                 f"mining() needs a project name, id or Project, got {type(project).__name__}.",
                 hint='conn.mining("Purchase to Pay")',
             )
-        log = cls(source, resolved, filters=Filters(include_excluded=include_excluded), context=context)
+        log = cls(
+            source,
+            resolved,
+            filters=Filters(include_excluded=include_excluded),
+            context=context,
+            resource=resource,
+            large_subqueries=large_subqueries,
+        )
         log._schema()  # fail early on a project whose tables lack a needed column
         log._excluded_cases()
         return log
@@ -137,7 +191,7 @@ class ProcessLog:
         return self._excluded_cache
 
     def _with(self, filters: Filters) -> ProcessLog:
-        """A copy of this log (same schema, context and excluded count) with *filters*."""
+        """A copy of this log (same schema, context, excluded count and options) with *filters*."""
         return ProcessLog(
             self._source,
             self._project,
@@ -145,6 +199,8 @@ class ProcessLog:
             filters=filters,
             context=self._context,
             excluded_cases=self._excluded_cache,
+            resource=self._resource_name,
+            large_subqueries=self._max_subquery_rows or False,
         )
 
     def _add(self, case_filter: CaseFilter) -> ProcessLog:
@@ -263,7 +319,32 @@ class ProcessLog:
 
     # --- running and shaping ------------------------------------------------------------------------
     def _run(self, statement: Statement) -> pd.DataFrame:
-        return self._source.query(statement.sql, list(statement.params), **self._context_kw())
+        """Run one statement with the log's query context; one that inlines a subquery gets the raised
+        ``maxSubqueryRows`` when the log allows large subqueries, and Druid's refusal of a too-large one
+        names that option otherwise."""
+        context = self._context
+        if self._max_subquery_rows and _INLINES.search(statement.sql):
+            context = {**(context or {}), "maxSubqueryRows": self._max_subquery_rows}
+        # sent only when set, so a Source without a context parameter still serves a log without one
+        kw: dict[str, Any] = {} if context is None else {"context": context}
+        try:
+            return self._source.query(statement.sql, list(statement.params), **kw)
+        except QueryError as exc:
+            text = f"{exc} {exc.server_message or ''}"
+            limit = _SUBQUERY_LIMIT.search(text)
+            if limit is None:
+                raise
+            raise QueryError(
+                f"Druid refused the answer: a subquery it must inline (a case filter on the task or "
+                f"transition table, or a join) produced more than {int(limit.group(1)):,} rows "
+                "(maxSubqueryRows).",
+                sql=statement.sql,
+                sqlstate=exc.sqlstate,
+                server_message=exc.server_message,
+                hint="Open the log with conn.mining(project, large_subqueries=True) to raise the limit in "
+                "these statements' query context (the broker then holds that many rows in memory), or "
+                "filter with variants_in()/top_variants(), which need no subquery.",
+            ) from exc
 
     def _answer(self, frame: pd.DataFrame, statements: Sequence[Statement], **attrs: Any) -> pd.DataFrame:
         frame = frame.reset_index(drop=True)
@@ -576,6 +657,259 @@ class ProcessLog:
         sql, params = self.event_sql(dimensions)
         yield from self._source.query_chunks(sql, list(params), chunk_rows=chunk_rows, **self._context_kw())
 
+    # --- organisational perspective (issue 28) ------------------------------------------------------
+    def _resource(self) -> str:
+        return resources_sql.resource_column(self._schema(), self._resource_name)
+
+    def resources(self, by: str | None = None) -> pd.DataFrame:
+        """Who does the work (tasks whose resource is NULL are the ``<NA>`` row).
+
+        ``by=None``: per resource ``events``, ``cases``, ``activities`` (distinct), ``share`` (of all
+        events) and ``involvement`` (share of the log's cases it worked in); three statements.
+        ``by="activity"``: per (activity, resource) ``events``, ``cases``, ``specialisation`` (the
+        resource's share of the activity's executions) and ``involvement`` (share of the activity's cases
+        it worked in); two statements.
+        """
+        res = self._resource()
+        schema = self._schema()
+        if by is None:
+            sql_counts, sql_acts = resources_sql.resources(schema, self._filters, res)
+            frame = self._run(sql_counts)
+            acts = self._run(sql_acts)
+            frame = frame.merge(acts, on="resource", how="left")
+            total, sql_total = self._total_cases()
+            for col in ("events", "cases", "activities"):
+                frame[col] = frame[col].astype("Int64")
+            events = float(frame["events"].sum())
+            frame["share"] = frame["events"].astype("float64") / events if events else math.nan
+            frame["involvement"] = frame["cases"].astype("float64") / total if total else math.nan
+            return self._answer(frame, [sql_counts, sql_acts, sql_total], total_cases=total)
+        if by == "activity":
+            statement = resources_sql.resources_by_activity(schema, self._filters, res)
+            frame = self._run(statement)
+            sql_nodes = stats_sql.node_stats(schema, self._filters)
+            nodes = self._node_frame(sql_nodes)[["activity", "frequency", "cases"]]
+            for col in ("events", "cases"):
+                frame[col] = frame[col].astype("Int64")
+            per = nodes.set_index("activity")
+            executions = frame["activity"].map(per["frequency"]).astype("float64")
+            cases = frame["activity"].map(per["cases"]).astype("float64")
+            frame["specialisation"] = frame["events"].astype("float64") / executions
+            frame["involvement"] = frame["cases"].astype("float64") / cases
+            return self._answer(frame, [statement, sql_nodes])
+        raise ConfigurationError(f"resources(by=...) must be None or 'activity', got {by!r}.")
+
+    def handovers(self) -> pd.DataFrame:
+        """Handover of work: per (``from_resource``, ``to_resource``) how often a task of one is directly
+        followed in its case by a task of the other (``handovers``, same resource included, as pm4py's
+        handover-of-work network counts them), in how many ``cases``, and the ``mean_wait`` and
+        ``median_wait`` between the two tasks (two statements; see :func:`._sql.resources.handovers`)."""
+        res = self._resource()
+        sql_counts, sql_cases = resources_sql.handovers(self._schema(), self._filters, res)
+        frame = self._run(sql_counts)
+        cases = self._run(sql_cases)
+        frame = frame.merge(cases, on=["from_resource", "to_resource"], how="left")
+        frame["handovers"] = frame["handovers"].astype("Int64")
+        frame["cases"] = frame["cases"].astype("Int64")
+        frame["mean_wait"] = _ms(frame["mean_wait"])
+        frame["median_wait"] = _ms(frame["median_wait"])
+        frame = frame[["from_resource", "to_resource", "handovers", "cases", "mean_wait", "median_wait"]]
+        return self._answer(frame, [sql_counts, sql_cases])
+
+    def resource_map(
+        self, metric: str = "frequency", stat: str = "median", activities: float = 1.0, paths: float = 0.3
+    ) -> ProcessMap:
+        """A :class:`~pm_notebook.mining.ProcessMap` over resources: a node per resource (NULL as
+        ``(none)``), an edge per handover (START → first resource and last resource → END included); the
+        same rendering, explorer and exports as :meth:`process_map` (three statements)."""
+        from ._map import ProcessMap
+
+        res = self._resource()
+        schema = self._schema()
+        sql_nodes, sql_stats = resources_sql.resource_nodes(schema, self._filters, res)
+        nodes = self._run(sql_nodes).merge(self._run(sql_stats), on="activity", how="left")
+        nodes["frequency"] = nodes["frequency"].astype("Int64")
+        nodes["cases"] = nodes["cases"].astype("Int64")
+        for col in stats_sql.STATS:
+            nodes[col] = _ms(nodes[col])
+        sql_edges = resources_sql.resource_edges(schema, self._filters, res)
+        edges = self._edge_frame(sql_edges)
+        return ProcessMap(
+            nodes,
+            edges,
+            metric=metric,
+            stat=stat,
+            activities=activities,
+            paths=paths,
+            sql=";\n\n".join(s.sql for s in (sql_nodes, sql_stats, sql_edges)),
+            title=f"{self._project.name or self._project.id} (resources)",
+        )
+
+    # --- control flow (issue 28) ----------------------------------------------------------------------
+    def endpoints(self) -> pd.DataFrame:
+        """Start and end activities: ``kind`` (``"start"``/``"end"``), ``activity``, ``cases`` and
+        ``share`` (of the cases of that kind); one statement."""
+        statement = controlflow_sql.endpoints(self._schema(), self._filters)
+        frame = self._run(statement)
+        frame["cases"] = frame["cases"].astype("Int64")
+        totals = frame.groupby("kind")["cases"].transform("sum").astype("float64")
+        frame["share"] = frame["cases"].astype("float64") / totals
+        return self._answer(frame, [statement])
+
+    def trace_lengths(self) -> pd.DataFrame:
+        """Cases per trace length (tasks per case): ``length``, ``cases``, ``share``; one statement."""
+        statement = controlflow_sql.trace_lengths(self._schema(), self._filters)
+        frame = self._run(statement)
+        frame["length"] = frame["length"].astype("Int64")
+        frame["cases"] = frame["cases"].astype("Int64")
+        total = float(frame["cases"].sum())
+        frame["share"] = frame["cases"].astype("float64") / total if total else math.nan
+        return self._answer(frame, [statement])
+
+    def directly_follows(self, source: str, target: str) -> ProcessLog:
+        """Keep the cases in which *target* directly follows *source* at least once."""
+        a, b = _strings((source, target), "directly_follows")
+        return self._add(DirectlyFollows(a, b))
+
+    def eventually_follows(self, source: str, target: str) -> ProcessLog:
+        """Keep the cases in which a *target* task starts no earlier than a *source* task ends."""
+        a, b = _strings((source, target), "eventually_follows")
+        return self._add(EventuallyFollows(a, b))
+
+    def starts_with(self, *activities: str) -> ProcessLog:
+        """Keep the cases whose first activity is one of *activities*."""
+        return self._add(StartsWith(_strings(activities, "starts_with")))
+
+    def ends_with(self, *activities: str) -> ProcessLog:
+        """Keep the cases whose last activity is one of *activities*."""
+        return self._add(LastActivity(_strings(activities, "ends_with")))
+
+    def without_activity(self, name: str) -> ProcessLog:
+        """Keep the cases in which activity *name* was never executed."""
+        (value,) = _strings((name,), "without_activity")
+        return self._add(WithoutActivity(value))
+
+    def case_duration(self, min: Any = None, max: Any = None) -> ProcessLog:  # noqa: A002 - pm4py's names
+        """Keep the cases whose duration lies in ``[min, max]`` (Timedelta, ``"2 days"`` or None)."""
+        low, high = _duration_ms(min, "min"), _duration_ms(max, "max")
+        if low is None and high is None:
+            raise ConfigurationError("case_duration() needs min=, max= or both, e.g. max='5 days'.")
+        if low is not None and high is not None and low > high:
+            raise ConfigurationError(f"case_duration(): min {min} is above max {max}.")
+        return self._add(CaseDuration(low, high))
+
+    def attribute(self, column: str, values: Any) -> ProcessLog:
+        """Keep the cases with at least one task whose dimension *column* is one of *values*."""
+        if not isinstance(column, str) or not column.strip():
+            raise ConfigurationError(f"attribute() needs a dimension name, got {column!r}.")
+        chosen = _strings((values,) if isinstance(values, str) else (tuple(values),), "attribute")
+        return self._add(AttributeIn(column, chosen))
+
+    def with_resource(self, *resources: str) -> ProcessLog:
+        """Keep the cases in which one of *resources* did at least one task."""
+        chosen = _strings(resources, "with_resource")
+        column = self._resource().strip('"').replace('""', '"')
+        return self._add(AttributeIn(column, chosen, what="resource"))
+
+    def top_variants(self, coverage: float = 0.8) -> ProcessLog:
+        """Keep the cases of the most frequent process variants that together cover at least *coverage*
+        of the cases (ties in frequency by variant key). One statement now, to choose the variants; the
+        filter is then a plain key list on every table."""
+        share = float(coverage)
+        if not 0 < share <= 1:
+            raise ConfigurationError(f"coverage must lie in (0, 1], got {coverage!r}.")
+        frame = self._run(controlflow_sql.variant_counts(self._schema(), self._filters))
+        counts = frame["cases"].astype("float64")
+        total = float(counts.sum())
+        keep = int((counts.cumsum() < share * total - 1e-9).sum()) + 1 if total else 0
+        keys = tuple(str(k) for k in frame["variant"].head(keep))
+        return self._add(TopVariants(keys, share))
+
+    # --- time perspective (issue 28) ------------------------------------------------------------------
+    def arrivals(self, freq: str = "P1W") -> pd.DataFrame:
+        """Cases arriving (started) per period: ``started`` and ``mean_interarrival`` (the mean time
+        between two consecutive starts inside the period; NaT with fewer than two); one statement."""
+        iso = period(freq)
+        statement = timing_sql.arrivals(self._schema(), self._filters, iso)
+        frame = self._run(statement)
+        started = frame["started"].astype("float64")
+        span = frame["last"].astype("float64") - frame["first"].astype("float64")
+        out = pd.DataFrame(
+            {
+                "period": frame["period"].astype("datetime64[ms, UTC]"),
+                "started": frame["started"].astype("Int64"),
+                "mean_interarrival": _ms((span / (started - 1)).where(started > 1)),
+            }
+        )
+        return self._answer(out, [statement], freq=iso)
+
+    def work_in_progress(self, freq: str = "P1W") -> pd.DataFrame:
+        """Open cases per period: ``active`` (open at some time in the period: started before its end and
+        not finished before its start) and ``open_at_end``; the two statements of
+        :meth:`cases_over_time`."""
+        iso = period(freq)
+        statements = cases_sql.cases_over_time(self._schema(), self._filters, iso)
+        started, finished = (self._run(s) for s in statements)
+        frame = pd.merge(started, finished, on="period", how="outer").sort_values("period")
+        for col in ("started", "finished"):
+            frame[col] = frame[col].fillna(0).astype("Int64")
+        cum_started = frame["started"].cumsum()
+        cum_finished = frame["finished"].cumsum()
+        frame["active"] = (cum_started - cum_finished.shift(1, fill_value=0)).astype("Int64")
+        frame["open_at_end"] = (cum_started - cum_finished).astype("Int64")
+        frame["period"] = frame["period"].astype("datetime64[ms, UTC]")
+        return self._answer(
+            frame[["period", "started", "finished", "active", "open_at_end"]], statements, freq=iso
+        )
+
+    def dotted_chart(self, freq: str = "P1D") -> Chart:
+        """A dotted chart of the whole log, binned in Druid: per period of the task's start (x) and
+        activity (y, one colour each) a dot sized by its number of events; no event is pulled. A notebook
+        draws it inline (PNG/SVG); ``chart.data`` holds the numbers (:meth:`dotted_data`, one statement)."""
+        from ._charts import dotted_chart
+
+        data = self.dotted_data(freq)
+        return dotted_chart(data, f"Dotted chart: {self._project.name or self._project.id}")
+
+    def dotted_data(self, freq: str = "P1D") -> pd.DataFrame:
+        """The numbers :meth:`dotted_chart` draws: per (``period``, ``activity``) ``events`` and ``cases``."""
+        iso = period(freq)
+        statement = timing_sql.dotted_bins(self._schema(), self._filters, iso)
+        frame = self._run(statement)
+        frame["period"] = frame["period"].astype("datetime64[ms, UTC]")
+        frame["events"] = frame["events"].astype("Int64")
+        frame["cases"] = frame["cases"].astype("Int64")
+        return self._answer(frame, [statement], freq=iso)
+
+    def performance_spectrum(self, source: str, target: str, freq: str = "P1W") -> pd.DataFrame:
+        """The segment *source* → *target* (directly follows) over time: per period of the segment's
+        start, ``segments`` and the wait's mean/median/p90/min/max; one statement."""
+        a, b = _strings((source, target), "performance_spectrum")
+        iso = period(freq)
+        statement = timing_sql.spectrum(self._schema(), self._filters, a, b, iso)
+        frame = self._run(statement)
+        frame["period"] = frame["period"].astype("datetime64[ms, UTC]")
+        frame["segments"] = frame["segments"].astype("Int64")
+        for col in ("mean", "median", "p90", "min", "max"):
+            frame[col] = _ms(frame[col])
+        return self._answer(frame, [statement], freq=iso, source=a, target=b)
+
+    def processing_and_waiting(self) -> pd.DataFrame:
+        """Per activity its processing time (the task's own duration: start to end) next to the waiting
+        time before it (from the previous task's end), mean, median and total; two statements. Processing
+        time is zero where the log has one timestamp per task."""
+        sql_nodes = stats_sql.node_stats(self._schema(), self._filters)
+        nodes = self._node_frame(sql_nodes)
+        sql_wait = timing_sql.waiting(self._schema(), self._filters)
+        wait = self._run(sql_wait)
+        frame = nodes[["activity", "frequency", "mean", "median", "total"]].rename(
+            columns={"frequency": "executions", **{s: f"{s}_processing" for s in ("mean", "median", "total")}}
+        )
+        frame = frame.merge(wait, on="activity", how="left")
+        for col in ("mean_waiting", "median_waiting", "total_waiting"):
+            frame[col] = _ms(frame[col])
+        return self._answer(frame, [sql_nodes, sql_wait])
+
 
 # --- small helpers ----------------------------------------------------------------------------------
 #: the names answers print for a case-table role -> the role (``log.where("variant = ?", key)``)
@@ -701,3 +1035,19 @@ def _pairs(allowed: Any) -> list[tuple[str, str]]:
                 "conformance(): every allowed transition must be a (source, target) pair."
             )
     return list(dict.fromkeys(pairs))
+
+
+def _duration_ms(value: Any, name: str) -> int | None:
+    """A duration bound (Timedelta, ``"2 days"``, a number of seconds... or None) in whole milliseconds."""
+    if value is None:
+        return None
+    try:
+        td: Any = pd.Timedelta(value)
+    except (ValueError, TypeError):
+        td = None
+    if td is None or pd.isna(td):
+        raise ConfigurationError(
+            f"case_duration(): {name} {value!r} is not a duration.",
+            hint="Use e.g. pd.Timedelta('2 days') or '2 days'.",
+        )
+    return int(td / pd.Timedelta(milliseconds=1))

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from IPython.core.error import UsageError
 
-from pm_notebook.errors import ConfigurationError
+from pm_notebook.errors import ConfigurationError, SchemaError
 from pm_notebook.magic.pm import ANSWERS, parse_pm_args
 
 from .conftest import displayed
@@ -102,3 +102,34 @@ def test_tab_completes_the_answer_names(bare_shell):
     with provisionalcompleter():
         got = [c.text for c in bare_shell.Completer.completions("%pm bo", 6)]
     assert got == ["bottlenecks"]
+
+
+def test_perspective_answers(pshell, conn, project):
+    log = conn.mining(project)
+    pshell.run_cell("%pm resources -o r")
+    pd.testing.assert_frame_equal(pshell.user_ns["r"], log.resources())
+    pshell.run_cell("%pm resources --by activity --resource resource -o ra")
+    pd.testing.assert_frame_equal(pshell.user_ns["ra"], log.resources(by="activity"))
+    pshell.run_cell("%pm handovers -o h")
+    pd.testing.assert_frame_equal(pshell.user_ns["h"], log.handovers())
+    pshell.run_cell("%pm arrivals --freq P1M -o a")
+    pd.testing.assert_frame_equal(pshell.user_ns["a"], log.arrivals("P1M"))
+    pshell.run_cell("%pm wip --freq P1M -o w")
+    pd.testing.assert_frame_equal(pshell.user_ns["w"], log.work_in_progress("P1M"))
+    pshell.run_cell("%pm endpoints -o e")
+    pd.testing.assert_frame_equal(pshell.user_ns["e"], log.endpoints())
+    footer = displayed(pshell)[-1].splitlines()[-1]
+    assert footer.startswith(f"{len(pshell.user_ns['e'])} rows × ")
+
+
+def test_dotted_chart_is_drawn(pshell, conn, project):
+    pshell.run_cell("%pm dotted --freq P1W -o d")
+    chart = pshell.user_ns["d"]
+    pd.testing.assert_frame_equal(chart.data, conn.mining(project).dotted_data("P1W"))
+    assert displayed(pshell, "image/png")
+    assert displayed(pshell)[-1].startswith(f"{len(chart.data):,} bins · ")
+
+
+def test_resource_option_names_a_missing_column(shell, project):
+    with pytest.raises(SchemaError, match="Nobody"):
+        shell.run_line_magic("pm", f'resources --project "{project.name}" --resource Nobody')

@@ -264,3 +264,94 @@ def test_a_missing_column_is_a_schema_error_before_any_filter_is_written() -> No
         stats.node_stats(bare, Filters().add(WithActivity("Pay")))
     with pytest.raises(SchemaError, match="'rework' role"):
         rework.rework_by_case(schema(cases_columns=SHARED), Filters(), 10)
+
+
+# --- the perspectives (issue 28) -----------------------------------------------------------------------
+def _new_statements(s: Schema, f: Filters) -> list[Statement]:
+    from pm_notebook.mining._sql import controlflow, resources, timing
+
+    res = resources.resource_column(s, None)
+    return [
+        *resources.resources(s, f, res),
+        resources.resources_by_activity(s, f, res),
+        *resources.handovers(s, f, res),
+        *resources.resource_nodes(s, f, res),
+        resources.resource_edges(s, f, res),
+        controlflow.endpoints(s, f),
+        controlflow.trace_lengths(s, f),
+        controlflow.variant_counts(s, f),
+        timing.arrivals(s, f, "P1W"),
+        timing.dotted_bins(s, f, "P1D"),
+        timing.spectrum(s, f, "A", "B", "P1W"),
+        timing.waiting(s, f),
+    ]
+
+
+def _new_filters() -> Filters:
+    from pm_notebook.mining._filters import (
+        AttributeIn,
+        CaseDuration,
+        DirectlyFollows,
+        EventuallyFollows,
+        LastActivity,
+        StartsWith,
+        TopVariants,
+        WithoutActivity,
+    )
+
+    return (
+        Filters()
+        .add(DirectlyFollows("A", "B"))
+        .add(EventuallyFollows("A", "C"))
+        .add(StartsWith(("A",)))
+        .add(LastActivity(("Z", "Y")))
+        .add(WithoutActivity("X"))
+        .add(CaseDuration(1000, None))
+        .add(AttributeIn("company code", ("1000", "2000")))
+        .add(TopVariants(("k1", "k2"), 0.8))
+    )
+
+
+@pytest.mark.parametrize("filters", [*FILTERS, _new_filters()], ids=["none", "excl", "cond", "mixed", "new"])
+def test_perspective_statements_bind_each_placeholder_and_use_no_window(filters: Filters) -> None:
+    s = schema("_excluded_cases", "", "_variant_name")
+    for statement in _new_statements(s, filters):
+        assert placeholders(statement.sql) == len(statement.params), statement.sql
+        assert statement.sql.startswith("SELECT ")
+        assert not re.search(r"\bOVER\b|\bQUANTILE_CONT\b|COUNT\(DISTINCT", statement.sql), statement.sql
+
+
+def test_only_the_handover_statements_join_and_case_counts_are_nested_group_bys() -> None:
+    s = schema()
+    joins = [st for st in _new_statements(s, Filters()) if " JOIN " in st.sql]
+    assert len(joins) == 3 and all("maxSubqueryRows" not in st.sql for st in joins)  # handovers ×2, edges
+    from pm_notebook.mining._sql import resources
+
+    counts, _ = resources.resources(s, Filters(), '"resource_lpkr"')
+    assert 'COUNT(*) AS "cases" FROM (SELECT "resource_lpkr" AS "resource", "caseid"' in counts.sql
+
+
+def test_new_filters_write_their_cases_table_conditions() -> None:
+    s = schema()
+    rendered = [f.render(s, "cases") for f in _new_filters().cases]
+    sql = [r[0] for r in rendered if r is not None]
+    assert '"source_vertex_name" = ? AND "destination_vertex_name" = ?' in sql[0]
+    assert "HAVING MIN(CASE WHEN" in sql[1] and rendered[1][1] == ("A", "C", "A", "C")  # type: ignore[index]
+    assert "\"source_vertex_name\" = 'START'" in sql[2]
+    assert sql[4].startswith("NOT (") and sql[5] == '("duration" >= ?)'
+    assert '"detail_3_lpkr_company_code" IN (?, ?)' in sql[6]
+    top = _new_filters().cases[-1]
+    assert top.render(s, "vertex") == ('"processkey" IN (?, ?)', ("k1", "k2"))  # no subquery on any table
+    assert (
+        _new_filters().describe().startswith("'A' directly followed by 'B'; 'A' eventually followed by 'C'")
+    )
+
+
+def test_no_resource_column_is_a_schema_error_naming_the_option() -> None:
+    from pm_notebook.mining._sql import resources
+
+    bare = Schema("p-1", TABLES, {**COLUMNS, "vertex": {**SHARED, "vertex_name": "VARCHAR"}}, frozenset())
+    with pytest.raises(SchemaError, match="no resource column") as err:
+        resources.resource_column(bare, None)
+    assert "resource=" in (err.value.hint or "")
+    assert resources.resource_column(schema(), "company code") == '"detail_3_lpkr_company_code"'

@@ -1,0 +1,184 @@
+"""Every answer and filter under Druid's ``maxSubqueryRows``: plans that inline nothing big run as they
+are; the ones that must inline (a case filter applied to the task or transition table, the handover
+joins) are refused with an error naming ``large_subqueries``, and run with it (the raised limit goes in
+those statements' query context).
+
+Most checks lower the limit to 100 rows on a 240-case project (the same plans as 100,000 rows on a
+larger one, at a fraction of the cost); one test runs a project of more than 100,000 cases at the real
+default. ``ContextSource`` is a real :class:`~pm_notebook.mining.Source` over the connection's ``druid``
+transport that sends a query context (the server's default limit lowered, plus what the log adds)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from pm_notebook import frames
+from pm_notebook.errors import QueryError
+from pm_notebook.mining import ProcessLog
+from pm_notebook.sql.params import check_params
+
+from .perspectives_data import event_log
+
+LIMIT = 100
+
+
+class ContextSource:
+    """Runs the log's statements over the ``druid`` transport with a query context: *base* (e.g. a lowered
+    ``maxSubqueryRows``) under the context a statement asks for; records every context sent."""
+
+    def __init__(self, conn: Any, base: dict[str, Any] | None = None) -> None:
+        self.conn, self.base, self.sent = conn, dict(base or {}), []
+
+    def query(self, sql: str, params: Any = None, *, context: dict[str, Any] | None = None) -> pd.DataFrame:
+        merged = {**self.base, **(context or {})}
+        self.sent.append(context)
+        result = self.conn._sql().get("druid").execute(sql, check_params(params), context=merged or None)
+        try:
+            table = frames.to_table(frames.parse(result.columns, result.batches()))
+        finally:
+            result.close()
+        return frames.to_pandas(table, transport="druid")
+
+    def query_chunks(self, sql: str, params: Any = None, *, chunk_rows: int = 100_000):
+        yield self.query(sql, params)
+
+    def resolve_transport(self, name: str | None = None) -> str:
+        return "druid"
+
+    def projects(self):
+        return self.conn.projects()
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """A sandbox with the generated 240-case project; ``(connection, project)``."""
+    import pm_notebook
+    from pm_notebook.sandbox import start
+
+    sb = start(cases=20, log_path=tmp_path_factory.mktemp("limits-sandbox") / "sandbox.log")
+    wg = sb.workgroups["demo"]
+    conn = pm_notebook.connect(
+        sb.base_url, sb.auth_url, wg.client_id, wg.client_secret, sb.jdbc_url, use_keyring=False
+    )
+    project = conn.create_project("Limits")
+    conn.upload(project, event_log(240))
+    yield conn, project
+    conn.close()
+    sb.stop()
+
+
+def _answers(log: ProcessLog) -> dict[str, Any]:
+    """Every answer of a log (each one called once)."""
+    return {
+        "summary": log.summary,
+        "variants": log.variants,
+        "throughput": log.throughput,
+        "distribution": log.distribution,
+        "activities": log.activities,
+        "transitions": log.transitions,
+        "bottlenecks": log.bottlenecks,
+        "rework": log.rework,
+        "cases_over_time": log.cases_over_time,
+        "conformance": lambda: log.conformance([("Register", "Check")]),
+        "process_map": log.process_map,
+        "resources": log.resources,
+        "resources_by_activity": lambda: log.resources(by="activity"),
+        "endpoints": log.endpoints,
+        "trace_lengths": log.trace_lengths,
+        "arrivals": log.arrivals,
+        "work_in_progress": log.work_in_progress,
+        "dotted_data": log.dotted_data,
+        "performance_spectrum": lambda: log.performance_spectrum("Register", "Check"),
+        "processing_and_waiting": log.processing_and_waiting,
+        "top_variants": lambda: log.top_variants(0.9).summary(),
+    }
+
+
+#: the answers that join transitions to tasks: Druid inlines the task subqueries
+JOINS = {"handovers", "resource_map"}
+
+
+def test_every_answer_runs_under_a_lowered_limit_without_the_option(small):
+    conn, project = small
+    log = ProcessLog.open(ContextSource(conn, {"maxSubqueryRows": LIMIT}), project)
+    for answer in _answers(log).values():
+        answer()  # none inlines more than the excluded cases (about 1 %)
+    # filters on keys every table has need no subquery: every answer stays under the limit
+    for answer in _answers(log.top_variants(0.9)).values():
+        answer()
+
+
+def test_inlining_plans_name_the_option_and_run_with_it(small):
+    conn, project = small
+    source = ContextSource(conn, {"maxSubqueryRows": LIMIT})
+    plain = ProcessLog.open(source, project)
+    wide = plain.with_resource("ana", "ben", "cai", "dev")  # keeps far more than 100 cases
+    for answer in (wide.activities, wide.transitions, plain.handovers, plain.resource_map):
+        with pytest.raises(QueryError, match="maxSubqueryRows") as err:
+            answer()
+        assert "large_subqueries=True" in (err.value.hint or "")
+    opted = ProcessLog.open(source, project, large_subqueries=True)
+    want = opted.with_excluded(False).with_resource("ana", "ben", "cai", "dev").activities()
+    assert int(want["executions"].sum()) > LIMIT
+    assert opted.handovers()["handovers"].sum() > LIMIT
+    assert {"maxSubqueryRows": 10_000_000} in source.sent
+    # statements that inline nothing get no context
+    source.sent.clear()
+    opted.summary()
+    assert all(c is None for c in source.sent[:1])
+
+
+def test_a_connection_without_context_support_says_so(small):
+    conn, project = small
+    from pm_notebook.errors import ConfigurationError
+
+    class NoContext(ContextSource):
+        def query(self, sql: str, params: Any = None) -> pd.DataFrame:  # type: ignore[override]
+            return super().query(sql, params)
+
+    log = ProcessLog.open(NoContext(conn), project, large_subqueries=5000)
+    with pytest.raises(ConfigurationError, match="query context"):
+        log.handovers()
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory):
+    """A sandbox whose demo workgroup has a project of 100,500 cases."""
+    import pm_notebook
+    from pm_notebook.sandbox import start
+
+    sb = start(
+        cases=5,
+        log_path=tmp_path_factory.mktemp("large-sandbox") / "sandbox.log",
+        extra_args=["--large-project-cases", "100500"],
+        timeout=600,
+    )
+    wg = sb.workgroups["demo"]
+    conn = pm_notebook.connect(
+        sb.base_url, sb.auth_url, wg.client_id, wg.client_secret, sb.jdbc_url, use_keyring=False
+    )
+    project = conn.projects()[-1]
+    yield conn, project
+    conn.close()
+    sb.stop()
+
+
+def test_more_than_100000_cases_at_the_default_limit(large):
+    conn, project = large
+    log = conn.mining(project)
+    everything = log.with_excluded()
+    assert int(everything.summary()["cases"].iloc[0]) == 100_500
+    for answer in [*_answers(log).values(), *_answers(everything).values()]:
+        answer()
+    wide = everything.case_duration(min=pd.Timedelta(0))  # all 100,500 cases, through a semi-join
+    with pytest.raises(QueryError, match="100,000") as err:
+        wide.transitions()
+    assert "large_subqueries=True" in (err.value.hint or "")
+    with pytest.raises(QueryError, match="100,000"):
+        log.handovers()  # the task table joined twice: more than 100,000 rows inlined
+    opted = ProcessLog.open(ContextSource(conn), project, large_subqueries=True).with_excluded()
+    got = opted.case_duration(min=pd.Timedelta(0)).transitions()
+    assert int(got.loc[got["source"] == "START", "frequency"].sum()) == 100_500
