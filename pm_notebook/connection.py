@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from . import _http, frames, lifecycle, sql
 from ._cells import cell_int
@@ -41,11 +41,15 @@ from .sql.context import merge_contexts
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+    import polars as pl
     import pyarrow as pa
 
     from .mining import ProcessLog
 
-__all__ = ["Connection", "Fetched", "connect"]
+__all__ = ["OUTPUTS", "Connection", "Fetched", "connect"]
+
+#: what a query's rows can become: ``fetch(output=...)``, ``%%pmsql --polars``, ``%config PmSql.output``
+OUTPUTS = ("pandas", "polars")
 
 
 @dataclass(frozen=True)
@@ -55,8 +59,9 @@ class Fetched:
     Each call gets its own, so two threads sharing a connection never see each other's transport.
     """
 
-    #: the typed DataFrame (``frame.attrs["transport"]`` names the transport too)
-    frame: pd.DataFrame
+    #: the typed DataFrame: pandas (``frame.attrs["transport"]`` names the transport too), or polars when
+    #: fetched with ``output="polars"``
+    frame: pd.DataFrame | pl.DataFrame
     #: the transport that ran the statement: ``"druid"``, ``"avatica"`` or ``"jdbc"`` (``"auto"`` resolved)
     transport: str
     #: whether the row cap stopped the fetch while more rows existed
@@ -488,6 +493,7 @@ class Connection:
         batch_rows: int | None = None,
         cache: bool | None = None,
         context: Mapping[str, Any] | None = None,
+        output: Literal["pandas", "polars"] = "pandas",
     ) -> Fetched:
         """Run *sql* and return its DataFrame together with the transport that served it.
 
@@ -505,12 +511,20 @@ class Connection:
         :param context: Druid query context keys for this statement (``{"sqlTimeZone": "Europe/Paris"}``),
             laid over the connection's :attr:`context`; a bad key or value is a
             :class:`~pm_notebook.errors.ConfigurationError` before any request.
+        :param output: ``"pandas"`` or ``"polars"`` (the ``polars`` extra; see :meth:`query_polars`).
 
         >>> got = conn.fetch('SELECT caseid FROM "my-project-id"', limit=10)  # doctest: +SKIP
         >>> got.frame, got.transport, got.truncated                           # doctest: +SKIP
         """
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise ConfigurationError(f"limit must be 0 (all rows) or a positive integer, got {limit!r}.")
+        if output not in OUTPUTS:
+            raise ConfigurationError(
+                f"output must be one of {', '.join(map(repr, OUTPUTS))}, got {output!r}.",
+                hint="conn.query(...) gives pandas, conn.query_polars(...) polars.",
+            )
+        if output == "polars":
+            frames.require_polars()  # a missing extra fails before the query runs, not after
         rows = self.sql_batch_rows if batch_rows is None else positive_int(batch_rows, "batch_rows")
         if limit:
             rows = min(rows, limit + 1)  # one row past the cap tells "more exist" from "exactly limit"
@@ -519,6 +533,8 @@ class Connection:
         )
         with served as (name, got):
             table = frames.to_table(got)
+        if output == "polars":  # (polars was checked before the query ran)
+            return Fetched(frames.to_polars(table), name, got.truncated)
         return Fetched(frames.to_pandas(table, consume=True, transport=name), name, got.truncated)
 
     def query(
@@ -545,7 +561,29 @@ class Connection:
         ``string``, BOOLEAN → ``boolean``, arrays → lists; NULLs are kept; an empty result keeps its columns.
         ``frame.attrs["transport"]`` names the transport that ran it (see also :meth:`fetch`).
         """
-        return self.fetch(sql, params, transport=transport, cache=cache, context=context).frame
+        return cast(
+            "pd.DataFrame", self.fetch(sql, params, transport=transport, cache=cache, context=context).frame
+        )
+
+    def query_polars(
+        self,
+        sql: str,
+        params: Any = None,
+        *,
+        transport: str | None = None,
+        cache: bool | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> pl.DataFrame:
+        """Run *sql* and return a polars DataFrame (the ``polars`` extra); arguments as :meth:`query`.
+
+        The columns are the result's Arrow columns, taken without a copy where polars stores the type the
+        same way (times, dates, numbers, booleans) and converted where it does not (text, lists' offsets):
+        the table is in :mod:`pm_notebook.frames`. NULLs stay nulls, in float columns too (no NaN).
+
+        :raises MissingDependency: polars is not installed (``pip install 'pm-notebook[polars]'``).
+        """
+        got = self.fetch(sql, params, transport=transport, cache=cache, context=context, output="polars")
+        return cast("pl.DataFrame", got.frame)
 
     def query_arrow(
         self,

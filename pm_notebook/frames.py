@@ -15,6 +15,21 @@ BOOLEAN                       bool                         boolean (nullable)
 ARRAY<x>                      list<x>                      object (Python lists, None for NULL)
 ============================  ===========================  =====================================
 
+:func:`to_polars` makes a polars DataFrame of the same table (the ``polars`` extra), NULLs kept as nulls in
+every column (floats too: no NaN):
+
+============================  ===========================  =====================================
+SQL type                      polars                       from the Arrow buffers
+============================  ===========================  =====================================
+TIMESTAMP                     Datetime("ms", "UTC")        zero-copy
+DATE                          Date                         zero-copy
+BIGINT/INTEGER/SMALLINT/...   Int64                        zero-copy
+DOUBLE/FLOAT/REAL/DECIMAL     Float64 (NULL stays null)    zero-copy
+BOOLEAN                       Boolean                      zero-copy (both are bit-packed)
+VARCHAR/CHAR/other            String                       copied: polars keeps text as string views
+ARRAY<x>                      List(x)                      offsets widened to 64 bits; numbers zero-copy
+============================  ===========================  =====================================
+
 Text is ``large_string`` (64-bit offsets) from the parse on, the storage pandas keeps for pyarrow-backed
 strings: the DataFrame takes the columns as they are (32-bit ``string`` columns would each get a new offsets
 buffer on the way, 24 MB for three text columns of a 1M-row result). Empty results keep their columns and
@@ -40,7 +55,7 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
@@ -49,7 +64,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
-from .errors import ConfigurationError, QueryError
+from .errors import ConfigurationError, MissingDependency, QueryError
+
+if TYPE_CHECKING:  # pragma: no cover - polars is an optional extra, imported when used
+    import polars as pl
 
 __all__ = [
     "ARROW_TYPES",
@@ -63,7 +81,9 @@ __all__ = [
     "parquet_target",
     "parse",
     "rechunk",
+    "require_polars",
     "to_pandas",
+    "to_polars",
     "to_table",
     "write_parquet",
     "write_rows",
@@ -572,6 +592,44 @@ def to_pandas(table: pa.Table, *, consume: bool = False, transport: str | None =
         frame.insert(i, names[i], column, allow_duplicates=True)
     if transport is not None:
         frame.attrs["transport"] = transport
+    return frame
+
+
+def require_polars() -> Any:
+    """The polars module, checked before a query runs for polars output.
+
+    :raises MissingDependency: polars is not installed; the message names the ``polars`` extra.
+    """
+    try:
+        import polars
+    except ImportError:  # also when sys.modules["polars"] is None (an import that is switched off)
+        raise MissingDependency(
+            "polars output needs polars, which is not installed.",
+            hint="pip install 'pm-notebook[polars]' (or pip install polars), then restart the kernel.",
+        ) from None
+    return polars
+
+
+def to_polars(table: pa.Table) -> pl.DataFrame:
+    """Arrow table → polars DataFrame with the types of the module's polars table (zero-copy where it says).
+
+    polars has no ``attrs``: the transport that served a query is :attr:`Connection.fetch`'s ``transport``.
+
+    :raises MissingDependency: polars is not installed (the ``polars`` extra).
+    :raises QueryError: two columns share a name (SQL allows it, a polars DataFrame does not).
+    """
+    polars = require_polars()
+    names = table.schema.names
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise QueryError(
+            f"The result has more than one column named {', '.join(map(repr, duplicates))}: "
+            "a polars DataFrame needs unique column names.",
+            hint="Give the columns distinct names in SQL (SELECT a, a AS a_2 ...), or use pandas output.",
+        )
+    # rechunk=False: a result of several batches keeps its chunks, as the pandas conversion does (polars
+    # joins them when an operation needs it, not up front)
+    frame: pl.DataFrame = polars.from_arrow(table, rechunk=False)  # a Table always gives a DataFrame
     return frame
 
 

@@ -24,6 +24,7 @@ USAGE = """\
 %%pmsql [options]               cell form: the cell body is the SQL; the result is displayed
 
 Capture:     -o/--output NAME   store the result in the Python variable NAME
+             --polars           the result as a polars DataFrame (default: %config PmSql.output)
              --no-display       do not display the result
 Values:      {name}             Python variable as a quoted table/column name ({cases} {vertex} {edge}
                                 are the chosen project's tables)
@@ -46,6 +47,7 @@ Other:       -v/--verbose       show the SQL sent and full tracebacks on errors
              -h/--help          this text
 Settings:    %config PmSql.autolimit = 1000 (also displaylimit, transport, verbose, progress)
              %config PmSql.context = {'sqlTimeZone': 'Europe/Paris'}   every query's context
+             %config PmSql.output = 'polars'   every result as a polars DataFrame (default 'pandas')
 Replay:      %config PmSql.cache = True   store every result (as --cache; or PM_CACHE=1)
              %config PmSql.replay = True  answer from the cache, no network (or PM_REPLAY=1)
              %config PmSql.cache_dir = 'folder'   (default .pm_cache; or PM_CACHE_DIR)
@@ -62,6 +64,7 @@ class MagicArgs:
 
     sql: str = ""
     output: str | None = None
+    polars: bool = False
     display: bool = True
     limit: int | None = None
     transport: str | None = None
@@ -89,6 +92,7 @@ class MagicArgs:
 _OPTIONS: dict[str, tuple[str, str]] = {
     "-o": ("output", "name"),
     "--output": ("output", "name"),
+    "--polars": ("polars", "flag"),
     "--no-display": ("display", "off"),
     "--limit": ("limit", "int"),
     "--transport": ("transport", "transport"),
@@ -257,6 +261,9 @@ def _check(args: MagicArgs) -> None:
             "-o cannot be combined with --to-parquet: the rows go to the file; "
             "read it back with pandas.read_parquet."
         )
+    if args.polars and (modes or args.is_listing):
+        what = modes[0] if modes else ("--tables" if args.tables else "--columns")
+        raise ArgumentError(f"--polars cannot be combined with {what}: it applies to a query's DataFrame.")
     if args.tables and args.columns is not None:
         raise ArgumentError("--tables and --columns cannot be combined: choose one.")
     if args.is_listing and (args.sql or modes or args.limit is not None or args.context):

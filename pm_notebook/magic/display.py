@@ -150,15 +150,27 @@ class ResultView:
             head = frame.head(displaylimit)
         else:
             head = frame
-        self._head, self._formatters = display_frame(head)
+        self._polars = not hasattr(head, "to_html")  # a polars DataFrame shows itself, in polars' way
+        self._head, self._formatters = (head, {}) if self._polars else display_frame(head)
+
+    def _polars_text(self, html: bool) -> str:
+        import polars as pl
+
+        # every row and column of the head (the display limit already cut it); the footer gives the shape
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=200, tbl_hide_dataframe_shape=True):
+            return str(self._head._repr_html_() if html else self._head)
 
     def _repr_html_(self) -> str:
+        if self._polars:
+            return f"{self._polars_text(html=True)}\n{footer_html(self.footer.text())}"
         table = self._head.to_html(
             max_rows=None, max_cols=None, border=0, classes="pm-result", formatters=self._formatters
         )
         return f"{table}\n{footer_html(self.footer.text())}"
 
     def __repr__(self) -> str:
+        if self._polars:
+            return f"{self._polars_text(html=False)}\n{self.footer.text()}"
         table = self._head.to_string(max_rows=None, max_cols=None, formatters=self._formatters)
         return f"{table}\n{self.footer.text()}"
 

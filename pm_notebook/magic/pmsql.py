@@ -25,7 +25,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_loca
 from traitlets import Bool, Dict, Enum, Float, Int, TraitError, Unicode, validate
 
 from .. import _context
-from ..connection import Connection
+from ..connection import OUTPUTS, Connection
 from ..errors import ConfigurationError, PMError, QueryCancelled, QueryError
 from ..sql import TRANSPORTS
 from ..sql.context import check_context, describe_context, merge_contexts
@@ -75,6 +75,12 @@ class PmSql(Magics):
         help="SQL transport for queries; None uses the connection's default.",
     )
     verbose = Bool(False, config=True, help="Show the SQL sent and full tracebacks on errors.")
+    output = Enum(
+        OUTPUTS,
+        default_value="pandas",
+        config=True,
+        help="What a query's result becomes: 'pandas' or 'polars' (the polars extra); --polars: one query.",
+    )
     progress = Bool(True, config=True, help="Show elapsed time and rows fetched for long queries.")
     progress_delay = Float(1.0, config=True, help="Seconds a query runs before its progress line appears.")
     chunk_rows = Int(10_000, config=True, help="Rows fetched per round trip while streaming a result.")
@@ -286,13 +292,17 @@ class PmSql(Magics):
                 on_rows=progress.rows if progress else None,
                 batch_rows=self.chunk_rows,
                 context=context,
+                # a plan is text, shown as such: always pandas
+                output="polars"
+                if (args.polars or self.output == "polars") and not args.explain
+                else "pandas",
             )
         finally:
             if progress:
                 progress.stop()
         frame = fetched.frame
         if args.explain:
-            plan = "\n".join(str(v) for v in frame.iloc[:, 0]) if len(frame.columns) else ""
+            plan = "\n".join(str(v) for v in frame[frame.columns[0]]) if len(frame.columns) else ""
             if args.display:
                 self._show(TextView(plan))
             return self._keep(frame, args, line_form)
