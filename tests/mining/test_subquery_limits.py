@@ -131,19 +131,6 @@ def test_inlining_plans_name_the_option_and_run_with_it(small):
     assert all(c is None for c in source.sent[:1])
 
 
-def test_a_connection_without_context_support_says_so(small):
-    conn, project = small
-    from pm_notebook.errors import ConfigurationError
-
-    class NoContext(ContextSource):
-        def query(self, sql: str, params: Any = None) -> pd.DataFrame:  # type: ignore[override]
-            return super().query(sql, params)
-
-    log = ProcessLog.open(NoContext(conn), project, large_subqueries=5000)
-    with pytest.raises(ConfigurationError, match="query context"):
-        log.handovers()
-
-
 @pytest.fixture(scope="module")
 def large(tmp_path_factory):
     """A sandbox whose demo workgroup has a project of 100,500 cases."""
