@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import pyarrow as pa
@@ -39,6 +39,9 @@ import pyarrow as pa
 from .engine import Column, ResultStream, SqlEngine, normalise
 from .errors import SqlError
 from .rows import encode_rows, frame_rows
+
+if TYPE_CHECKING:
+    from ..data.store import Store
 
 __all__ = ["AvaticaService"]
 
@@ -58,12 +61,12 @@ _TYPES: dict[str, tuple[int, str, str]] = {
 _EPOCH = dt.datetime(1970, 1, 1)
 
 
-def _scalar(type_name: str) -> dict:
+def _scalar(type_name: str) -> dict[str, Any]:
     tid, rep, _ = _TYPES.get(type_name, _TYPES["OTHER"])
     return {"type": "scalar", "id": tid, "name": type_name, "rep": rep}
 
 
-def _column_meta(i: int, col: Column) -> dict:
+def _column_meta(i: int, col: Column) -> dict[str, Any]:
     if col.type == "ARRAY":
         avatica_type = {
             "type": "array",
@@ -100,7 +103,7 @@ def _column_meta(i: int, col: Column) -> dict:
     }
 
 
-def _signature(columns: list[Column], sql: str | None, param_types: tuple[str, ...] = ()) -> dict:
+def _signature(columns: list[Column], sql: str | None, param_types: tuple[str, ...] = ()) -> dict[str, Any]:
     params = []
     for i, t in enumerate(param_types):
         tid, _, cls = _TYPES.get(t, _TYPES["OTHER"])
@@ -205,7 +208,7 @@ def _kind(value: Any) -> str:
     )
 
 
-def _str_field(req: dict, name: str, *, required: bool = True) -> str | None:
+def _str_field(req: dict[str, Any], name: str, *, required: bool = True) -> str | None:
     """A string field of *req*; a missing required one or a value of another type is a :class:`SqlError`."""
     value = req.get(name)
     if value is None and not required:
@@ -215,7 +218,7 @@ def _str_field(req: dict, name: str, *, required: bool = True) -> str | None:
     return value
 
 
-def _int_field(req: dict, name: str, default: int, bounds: tuple[int, int] = _INT64) -> int:
+def _int_field(req: dict[str, Any], name: str, default: int, bounds: tuple[int, int] = _INT64) -> int:
     """An integer field of *req* within *bounds* (*default* when absent or null)."""
     value = req.get(name)
     if value is None:
@@ -227,7 +230,7 @@ def _int_field(req: dict, name: str, default: int, bounds: tuple[int, int] = _IN
     return value
 
 
-def _obj_field(req: dict, name: str) -> dict:
+def _obj_field(req: dict[str, Any], name: str) -> dict[str, Any]:
     """An object field of *req* (``{}`` when absent or null)."""
     value = req.get(name)
     if value is None:
@@ -237,7 +240,7 @@ def _obj_field(req: dict, name: str) -> dict:
     return value
 
 
-def _list_field(req: dict, name: str) -> list | None:
+def _list_field(req: dict[str, Any], name: str) -> list[Any] | None:
     """A list field of *req* (``None`` when absent or null)."""
     value = req.get(name)
     if value is not None and not isinstance(value, list):
@@ -245,7 +248,7 @@ def _list_field(req: dict, name: str) -> list | None:
     return value
 
 
-def _pattern_field(req: dict, name: str) -> str | None:
+def _pattern_field(req: dict[str, Any], name: str) -> str | None:
     """A LIKE pattern field (a string or null)."""
     return _str_field(req, name, required=False)
 
@@ -441,8 +444,8 @@ def _read_block(result: _Rows, rows: int) -> pa.Array | None:
 class _Connection:
     id: str
     client_id: str
-    info: dict
-    props: dict = field(default_factory=dict)
+    info: dict[str, Any]
+    props: dict[str, Any] = field(default_factory=dict)
     statements: dict[int, _Statement] = field(default_factory=dict)
     next_id: int = 1
     touched: float = field(default_factory=time.monotonic)
@@ -564,7 +567,7 @@ class AvaticaService:
         return self.answer(req, basic_auth)
 
     @staticmethod
-    def parse(body: bytes) -> dict:
+    def parse(body: bytes) -> dict[str, Any]:
         """The request object of *body*; :class:`SqlError` if it is not JSON or has no ``request`` name."""
         try:
             req = orjson.loads(body)
@@ -574,7 +577,7 @@ class AvaticaService:
             raise SqlError('Not an Avatica JSON request: expected an object with a "request" field.')
         return req
 
-    def owner(self, req: dict) -> str | None:
+    def owner(self, req: dict[str, Any]) -> str | None:
         """The workgroup (client id) *req* would run for, else ``None`` (it will be refused without work).
 
         Cheap and without side effects, so the app can pick the workgroup's thread budget before the call.
@@ -586,7 +589,7 @@ class AvaticaService:
             if not isinstance(user, str) or not isinstance(password, str):
                 return None
             # authenticated, so naming another workgroup's id cannot draw on that workgroup's budget
-            wg = self.engine.store.authenticate(user, password)  # type: ignore[attr-defined]
+            wg = self.engine.store.authenticate(user, password)
             return wg.id if wg is not None else None
         cid = req.get("connectionId")
         if req.get("request") == "execute":
@@ -595,7 +598,7 @@ class AvaticaService:
         conn = self._connections.get(cid) if isinstance(cid, str) else None
         return conn.client_id if conn is not None else None
 
-    def answer(self, req: dict, basic_auth: tuple[str, str] | None = None) -> tuple[int, bytes]:
+    def answer(self, req: dict[str, Any], basic_auth: tuple[str, str] | None = None) -> tuple[int, bytes]:
         """Answer one parsed request (see :meth:`parse`): ``(200, answer)`` or ``(500, ErrorResponse)``."""
         self._sweep()
         try:
@@ -683,7 +686,7 @@ class AvaticaService:
             return None
         return conn
 
-    def _conn(self, req: dict, caller: _Caller, field_name: str = "connectionId") -> _Connection:
+    def _conn(self, req: dict[str, Any], caller: _Caller, field_name: str = "connectionId") -> _Connection:
         cid = _str_field(req, field_name)
         assert cid is not None
         conn = self._lookup(cid, caller)
@@ -692,7 +695,7 @@ class AvaticaService:
         conn.touched = time.monotonic()
         return conn
 
-    def _do_openConnection(self, req: dict, caller: _Caller) -> dict:
+    def _do_openConnection(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         cid = _str_field(req, "connectionId")
         assert cid is not None
         if len(cid) > 256:
@@ -711,7 +714,7 @@ class AvaticaService:
             raise SqlError(
                 "openConnection: the user and password properties must be strings.", "unauthorized"
             )
-        wg = self.engine.store.authenticate(user, password or "")  # type: ignore[attr-defined]
+        wg = self.engine.store.authenticate(user, password or "")
         if wg is None:
             raise SqlError(
                 f"Unauthorized: wrong user or password for the SQL endpoint (user '{user}'). Use the "
@@ -738,7 +741,7 @@ class AvaticaService:
             self._connections[cid] = _Connection(id=cid, client_id=wg.id, info=info)
         return {"response": "openConnection"}
 
-    def _do_connectionSync(self, req: dict, caller: _Caller) -> dict:
+    def _do_connectionSync(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         conn = self._conn(req, caller)
         props = {k: v for k, v in _obj_field(req, "connProps").items() if v is not None}
         conn.props.update(props)
@@ -757,30 +760,35 @@ class AvaticaService:
         answer.update({k: v for k, v in conn.props.items() if k in answer})
         return {"response": "connectionSync", "connProps": answer}
 
-    def _do_databaseProperties(self, req: dict, caller: _Caller) -> dict:
+    def _do_databaseProperties(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         self._conn(req, caller)
         return {"response": "databaseProperties", "map": {}}
 
-    def _do_closeConnection(self, req: dict, caller: _Caller) -> dict:
+    def _do_closeConnection(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         cid = _str_field(req, "connectionId")
         with self._lock:
             # Unknown ids succeed (Druid ignores them); another workgroup's connection is as unknown.
-            conn = self._connections.pop(cid) if self._lookup(str(cid), caller) is not None else None
-        for st in list(conn.statements.values()) if conn is not None else ():
-            _cancel_running(st)
-            with conn.lock:
-                st.drop_result()
+            conn = (
+                self._connections.pop(cid)
+                if cid is not None and self._lookup(cid, caller) is not None
+                else None
+            )
+        if conn is not None:
+            for st in list(conn.statements.values()):
+                _cancel_running(st)
+                with conn.lock:
+                    st.drop_result()
         return {"response": "closeConnection"}
 
-    def _do_commit(self, req: dict, caller: _Caller) -> dict:
+    def _do_commit(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         self._conn(req, caller)
         return {"response": "commit"}
 
-    def _do_rollback(self, req: dict, caller: _Caller) -> dict:
+    def _do_rollback(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         self._conn(req, caller)
         return {"response": "rollback"}
 
-    def _do_createStatement(self, req: dict, caller: _Caller) -> dict:
+    def _do_createStatement(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         conn = self._conn(req, caller)
         with conn.lock:
             st = self._add_statement(conn, conn.new_id())
@@ -798,7 +806,7 @@ class AvaticaService:
         conn.next_id = max(conn.next_id, sid + 1)
         return st
 
-    def _do_closeStatement(self, req: dict, caller: _Caller) -> dict:
+    def _do_closeStatement(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         conn = self._lookup(str(_str_field(req, "connectionId")), caller)
         sid = _int_field(req, "statementId", -1, _INT32)
         if conn is not None:
@@ -817,7 +825,7 @@ class AvaticaService:
         size = self.options.max_rows_per_frame if asked < 0 else min(asked, self.options.max_rows_per_frame)
         return max(size, self.options.min_rows_per_frame)
 
-    def _run(self, conn: _Connection, st: _Statement, params: list, max_total: int) -> None:
+    def _run(self, conn: _Connection, st: _Statement, params: list[Any], max_total: int) -> None:
         """Execute the statement's SQL: its first block of rows is read now, the rest as frames are fetched
         (see :class:`_Rows`); a row cap of a block or less (``maxRowCount``) reads them all at once."""
         st.drop_result()
@@ -855,7 +863,7 @@ class AvaticaService:
             st.cancel = rows.cancel  # closeStatement interrupts a fetch reading the stream
         st.result, st.offset, st.columns, st.touched = rows, 0, rows.columns, time.monotonic()
 
-    def _result_set(self, conn: _Connection, st: _Statement, first_frame: Any) -> dict:
+    def _result_set(self, conn: _Connection, st: _Statement, first_frame: Any) -> dict[str, Any]:
         frame = self._next_frame(st, self._frame_size(first_frame))
         return {
             "response": "resultSet",
@@ -867,7 +875,7 @@ class AvaticaService:
             "updateCount": -1,
         }
 
-    def _next_frame(self, st: _Statement, size: int, *, blocking: bool = True) -> dict:
+    def _next_frame(self, st: _Statement, size: int, *, blocking: bool = True) -> dict[str, Any]:
         """The next frame of *size* rows. Not *blocking* (on the event loop), the caller has checked that
         its rows are encoded and, if a block is being read ahead, that this is not the last frame."""
         result = st.result
@@ -898,7 +906,7 @@ class AvaticaService:
             st.read_ahead()
         return {"offset": start, "done": done, "rows": rows}
 
-    def _do_prepareAndExecute(self, req: dict, caller: _Caller) -> dict:
+    def _do_prepareAndExecute(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         conn = self._conn(req, caller)
         with conn.lock:
             sql = _str_field(req, "sql", required=False) or ""
@@ -910,7 +918,7 @@ class AvaticaService:
             rs = self._result_set(conn, st, first)
         return {"response": "executeResults", "missingStatement": False, "resultSets": [rs]}
 
-    def _do_prepare(self, req: dict, caller: _Caller) -> dict:
+    def _do_prepare(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         conn = self._conn(req, caller)
         sql = _str_field(req, "sql", required=False) or ""
         total = _int_field(req, "maxRowCount", _int_field(req, "maxRowsTotal", -1))
@@ -928,7 +936,7 @@ class AvaticaService:
             },
         }
 
-    def _do_execute(self, req: dict, caller: _Caller) -> dict:
+    def _do_execute(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         handle = _obj_field(req, "statementHandle")
         conn = self._conn({**handle, "request": "execute"}, caller)
         sid = _int_field({**handle, "request": "execute"}, "id", -1, _INT32)
@@ -942,7 +950,7 @@ class AvaticaService:
             rs = self._result_set(conn, st, first)
         return {"response": "executeResults", "missingStatement": False, "resultSets": [rs]}
 
-    def _do_fetch(self, req: dict, caller: _Caller) -> dict:
+    def _do_fetch(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         conn = self._conn(req, caller)
         sid = _int_field(req, "statementId", -1, _INT32)
         offset = _int_field(req, "offset", -1)
@@ -961,7 +969,7 @@ class AvaticaService:
             frame = self._next_frame(st, size)
         return {"response": "fetch", "frame": frame, "missingStatement": False, "missingResults": False}
 
-    def _do_syncResults(self, req: dict, caller: _Caller) -> dict:
+    def _do_syncResults(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         conn = self._conn(req, caller)
         state = _obj_field(req, "state")
         sql = _str_field({"request": "syncResults", **state}, "sql", required=False)
@@ -978,7 +986,7 @@ class AvaticaService:
             more = not st.result.at_end()
         return {"response": "syncResults", "moreResults": more, "missingStatement": False}
 
-    def _do_prepareAndExecuteBatch(self, req: dict, caller: _Caller) -> dict:
+    def _do_prepareAndExecuteBatch(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         self._conn(req, caller)
         raise SqlError(
             "Batch statements not supported: the SQL endpoint is read-only.",
@@ -989,7 +997,7 @@ class AvaticaService:
     _do_executeBatch = _do_prepareAndExecuteBatch
 
     # --- DatabaseMetaData ---------------------------------------------------------------------------
-    def _meta(self, conn: _Connection, call: str, rows: list[tuple]) -> dict:
+    def _meta(self, conn: _Connection, call: str, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
         columns = [Column(n, t) for n, t in _META_COLUMNS[call]]
         with conn.lock:
             sid = conn.new_id()  # fresh id; nothing is kept: every row is in the first frame
@@ -1003,36 +1011,36 @@ class AvaticaService:
             "updateCount": -1,
         }
 
-    def _query(self, conn: _Connection, sql: str, params: list) -> list[tuple]:
+    def _query(self, conn: _Connection, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
         result = self.engine.execute(conn.client_id, sql, params)
         return [tuple(r.values()) for r in result.table.to_pylist()]
 
     @staticmethod
-    def _like(clauses: list[str], params: list, column: str, pattern: Any) -> None:
+    def _like(clauses: list[str], params: list[Any], column: str, pattern: Any) -> None:
         if pattern is not None:
             clauses.append(f"{column} LIKE ? ESCAPE '\\'")
             params.append(str(pattern))
 
-    def _do_getCatalogs(self, req: dict, caller: _Caller) -> dict:
+    def _do_getCatalogs(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         return self._meta(self._conn(req, caller), "getCatalogs", [("druid",)])
 
-    def _do_getSchemas(self, req: dict, caller: _Caller) -> dict:
+    def _do_getSchemas(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         conn = self._conn(req, caller)
         catalog, pattern = _str_field(req, "catalog", required=False), _pattern_field(req, "schemaPattern")
         rows = [(s, "druid") for s in _SCHEMAS if catalog in (None, "druid") and _like_match(s, pattern)]
         return self._meta(conn, "getSchemas", rows)
 
-    def _do_getTableTypes(self, req: dict, caller: _Caller) -> dict:
+    def _do_getTableTypes(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         return self._meta(self._conn(req, caller), "getTableTypes", [("SYSTEM_TABLE",), ("TABLE",)])
 
-    def _do_getTypeInfo(self, req: dict, caller: _Caller) -> dict:
+    def _do_getTypeInfo(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         return self._meta(self._conn(req, caller), "getTypeInfo", list(_TYPE_INFO))
 
-    def _do_getTables(self, req: dict, caller: _Caller) -> dict:
+    def _do_getTables(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         conn = self._conn(req, caller)
         if _str_field(req, "catalog", required=False) not in (None, "druid"):
             return self._meta(conn, "getTables", [])
-        clauses, params = ["1 = 1"], []
+        clauses, params = ["1 = 1"], list[Any]()
         self._like(clauses, params, "TABLE_SCHEMA", _pattern_field(req, "schemaPattern"))
         self._like(clauses, params, "TABLE_NAME", _pattern_field(req, "tableNamePattern"))
         types = _list_field(req, "typeList")
@@ -1051,11 +1059,11 @@ class AvaticaService:
         rows = [r + (None,) * 6 for r in self._query(conn, sql, params)]
         return self._meta(conn, "getTables", rows)
 
-    def _do_getColumns(self, req: dict, caller: _Caller) -> dict:
+    def _do_getColumns(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         conn = self._conn(req, caller)
         if _str_field(req, "catalog", required=False) not in (None, "druid"):
             return self._meta(conn, "getColumns", [])
-        clauses, params = ["1 = 1"], []
+        clauses, params = ["1 = 1"], list[Any]()
         self._like(clauses, params, "TABLE_SCHEMA", _pattern_field(req, "schemaPattern"))
         self._like(clauses, params, "TABLE_NAME", _pattern_field(req, "tableNamePattern"))
         self._like(clauses, params, "COLUMN_NAME", _pattern_field(req, "columnNamePattern"))
@@ -1102,7 +1110,7 @@ class AvaticaService:
 class _Caller:
     """Who sends a request: the HTTP Basic pair it carried, if any (checked only when it matters)."""
 
-    def __init__(self, store: Any, basic: tuple[str, str] | None) -> None:
+    def __init__(self, store: Store, basic: tuple[str, str] | None) -> None:
         self.store = store
         self.basic = basic
 
@@ -1118,7 +1126,7 @@ class _Caller:
         return wg is not None and wg.id == client_id
 
 
-def _params(values: list) -> list:
+def _params(values: list[Any]) -> list[Any]:
     """Python values of ``execute``'s ``parameterValues``; a bad one is a :class:`SqlError` naming it."""
     out = []
     for i, tv in enumerate(values):

@@ -61,8 +61,8 @@ class DruidRequest:
     header: bool
     types_header: bool
     sql_types_header: bool
-    parameters: list
-    context: dict
+    parameters: list[Any]
+    context: dict[str, Any]
     query_id: str
 
     @property
@@ -109,7 +109,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _query_id(context: dict) -> str:
+def _query_id(context: dict[str, Any]) -> str:
     """``context.sqlQueryId``, or a fresh one; it is echoed in a header, so it must be printable ASCII."""
     given = context.get("sqlQueryId")
     if given is None or given == "":

@@ -29,7 +29,7 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
 import pyarrow as pa
@@ -39,6 +39,9 @@ from .access import META_SCHEMA, Catalog
 from .context import DEFAULT_MAX_SUBQUERY_ROWS, QueryContext
 from .dialect import Translated, duckdb_to_druid, from_duckdb, translate
 from .errors import SqlError, subquery_limit
+
+if TYPE_CHECKING:
+    from ..data.store import Store
 
 __all__ = [
     "Column",
@@ -137,8 +140,12 @@ class QueryResult:
 class _Workgroup:
     catalog: Catalog
     gate: threading.BoundedSemaphore
-    translations: OrderedDict = field(default_factory=OrderedDict)
-    shapes: OrderedDict = field(default_factory=OrderedDict)  # (sql, parameter types) -> result shape
+    #: (sql, windowing, time zone) -> translation
+    translations: OrderedDict[tuple[str, bool, str | None], Translated] = field(default_factory=OrderedDict)
+    #: (sql, parameter types) -> result shape
+    shapes: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], tuple[list[Column], list[str]]] = field(
+        default_factory=OrderedDict
+    )
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -146,7 +153,7 @@ class SqlEngine:
     """Druid SQL over the store's per-workgroup DuckDB databases (thread-safe)."""
 
     def __init__(
-        self, store: object, options: SqlOptions | None = None, *, holds: StatementHolds | None = None
+        self, store: Store, options: SqlOptions | None = None, *, holds: StatementHolds | None = None
     ) -> None:
         self.store = store
         self.options = options or SqlOptions()
@@ -154,9 +161,7 @@ class SqlEngine:
         self.holds = holds if holds is not None else StatementHolds()
         self._workgroups: dict[str, _Workgroup] = {}
         self._lock = threading.Lock()
-        subscribe = getattr(store, "subscribe", None)
-        if subscribe is not None:  # projects created or reset at run time (data/ingest.py)
-            subscribe(self.invalidate)
+        store.subscribe(self.invalidate)  # projects created or reset at run time (data/ingest.py)
 
     def invalidate(self, client_id: str) -> None:
         """Re-read the workgroup's catalogue and drop its cached translations (its tables changed)."""
@@ -172,7 +177,7 @@ class SqlEngine:
     # --- catalogue ----------------------------------------------------------------------------------
     def _database(self, client_id: str) -> duckdb.DuckDBPyConnection:
         try:
-            return self.store.database(client_id)  # type: ignore[attr-defined]
+            return self.store.database(client_id)
         except KeyError:
             raise SqlError("Unauthorized: unknown workgroup.", "unauthorized") from None
 
@@ -244,7 +249,7 @@ class SqlEngine:
         self,
         client_id: str,
         sql: str,
-        params: list | None = None,
+        params: list[Any] | None = None,
         *,
         timeout: float | None = None,
         max_rows: int | None = None,
@@ -274,7 +279,7 @@ class SqlEngine:
         self,
         client_id: str,
         sql: str,
-        params: list | None,
+        params: list[Any] | None,
         select: Callable[[list[Column], list[str], list[str]], list[str]],
         *,
         timeout: float | None = None,
@@ -342,7 +347,7 @@ class SqlEngine:
         return translated, wg, limit, ctx
 
     def _shape(
-        self, wg: _Workgroup, cur: duckdb.DuckDBPyConnection, sql: str, bound: dict
+        self, wg: _Workgroup, cur: duckdb.DuckDBPyConnection, sql: str, bound: dict[str, Any]
     ) -> tuple[list[Column], list[str]]:
         """Result columns of *sql* and each one's DuckDB type name (an ENUM is named ``ENUM``).
 
@@ -367,7 +372,7 @@ class SqlEngine:
         client_id: str,
         sql: str,
         translated: Translated,
-        params: list,
+        params: list[Any],
         timeout: float,
         max_rows: int | None,
         started: float,
@@ -417,7 +422,9 @@ class SqlEngine:
         finally:
             running.close()
 
-    def _explain(self, cur: duckdb.DuckDBPyConnection, translated: Translated, bound: dict) -> QueryResult:
+    def _explain(
+        self, cur: duckdb.DuckDBPyConnection, translated: Translated, bound: dict[str, Any]
+    ) -> QueryResult:
         import orjson
 
         rows = cur.execute("EXPLAIN " + translated.sql, bound).fetchall()
@@ -442,7 +449,7 @@ class ResultStream:
         client_id: str,
         sql: str,
         translated: Translated,
-        params: list,
+        params: list[Any],
         select: Callable[[list[Column], list[str], list[str]], list[str]],
         timeout: float,
         batch_rows: int,
@@ -883,19 +890,19 @@ def _cancelled() -> SqlError:
     return SqlError("Query cancelled by its client.", "cancelled")
 
 
-def _column(name: str, duck_type: duckdb.typing.DuckDBPyType | str) -> Column:
+def _column(name: str, duck_type: duckdb.sqltypes.DuckDBPyType | str) -> Column:
     druid = duckdb_to_druid(duck_type if isinstance(duck_type, str) else _type_name(duck_type))
     if druid.startswith("ARRAY<"):
         return Column(name, "ARRAY", druid[6:-1], nullable=True)
     return Column(name, druid, nullable=name != "__time")
 
 
-def _type_name(duck_type: duckdb.typing.DuckDBPyType) -> str:
+def _type_name(duck_type: duckdb.sqltypes.DuckDBPyType) -> str:
     """DuckDB's name for *duck_type*, an ENUM (dictionary-encoded string) named VARCHAR."""
     if duck_type.id == "enum":
         return "VARCHAR"  # str() would spell out every value of the dictionary
     if duck_type.id == "list":
-        return _type_name(duck_type.children[0][1]) + "[]"
+        return _type_name(cast("duckdb.sqltypes.DuckDBPyType", duck_type.children[0][1])) + "[]"
     return str(duck_type)
 
 
@@ -973,7 +980,9 @@ def windowing_enabled(context: Mapping[str, object] | None) -> bool:
 _PARAM_NAME = re.compile(r"\$(p\d+)\b")
 
 
-def check_inlined(cur: duckdb.DuckDBPyConnection, translated: Translated, bound: dict, limit: int) -> None:
+def check_inlined(
+    cur: duckdb.DuckDBPyConnection, translated: Translated, bound: dict[str, Any], limit: int
+) -> None:
     """Refuse the statement, as Druid's broker does, when a subquery it would inline (``IN (subquery)``, the
     right-hand side of a join) produces more than *limit* rows (``maxSubqueryRows``).
 

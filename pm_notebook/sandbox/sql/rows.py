@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -150,18 +151,22 @@ def encode_rows(
 _SMALL_CELLS = 4096
 
 
-def _avatica_values(column: pa.ChunkedArray) -> list | None:
+def _avatica_values(column: pa.ChunkedArray) -> list[Any] | None:
     """The column's JSON-ready Python values in Avatica's conventions (see :func:`_expr`), or ``None`` for a
     type left to DuckDB (FLOAT, arrays, nested values)."""
     t = column.type
+    values: list[Any]
     if pa.types.is_timestamp(t) and t.unit == "ms" and t.tz is None:
-        return column.cast(pa.int64()).to_pylist()  # epoch milliseconds
+        values = column.cast(pa.int64()).to_pylist()  # epoch milliseconds
+        return values
     if pa.types.is_date32(t):
-        return column.cast(pa.int32()).to_pylist()  # days since 1970-01-01
+        values = column.cast(pa.int32()).to_pylist()  # days since 1970-01-01
+        return values
     if pa.types.is_float64(t):
         return [v if v is None or math.isfinite(v) else None for v in column.to_pylist()]
     if t in (pa.int64(), pa.string(), pa.bool_()):
-        return column.to_pylist()
+        values = column.to_pylist()
+        return values
     return None
 
 
