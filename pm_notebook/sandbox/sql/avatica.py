@@ -39,6 +39,7 @@ import pyarrow as pa
 from .engine import Column, ResultStream, SqlEngine, normalise
 from .errors import SqlError
 from .rows import encode_rows, frame_rows
+from .types import ARRAY, TYPES, by_druid
 
 if TYPE_CHECKING:
     from ..data.store import Store
@@ -47,38 +48,27 @@ __all__ = ["AvaticaService"]
 
 log = logging.getLogger(__name__)
 
-# Druid SQL type -> (java.sql.Types id, Avatica rep, Java class)
-_TYPES: dict[str, tuple[int, str, str]] = {
-    "TIMESTAMP": (93, "LONG", "java.sql.Timestamp"),
-    "BIGINT": (-5, "NUMBER", "java.lang.Long"),
-    "DOUBLE": (8, "DOUBLE", "java.lang.Double"),
-    "FLOAT": (6, "FLOAT", "java.lang.Float"),
-    "VARCHAR": (12, "STRING", "java.lang.String"),
-    "BOOLEAN": (16, "BOOLEAN", "java.lang.Boolean"),
-    "DATE": (91, "INTEGER", "java.sql.Date"),
-    "OTHER": (1111, "OBJECT", "java.lang.Object"),
-}
 _EPOCH = dt.datetime(1970, 1, 1)
 
 
 def _scalar(type_name: str) -> dict[str, Any]:
-    tid, rep, _ = _TYPES.get(type_name, _TYPES["OTHER"])
-    return {"type": "scalar", "id": tid, "name": type_name, "rep": rep}
+    t = by_druid(type_name)
+    return {"type": "scalar", "id": t.jdbc, "name": type_name, "rep": t.rep}
 
 
 def _column_meta(i: int, col: Column) -> dict[str, Any]:
     if col.type == "ARRAY":
         avatica_type = {
             "type": "array",
-            "id": 2003,
-            "name": "ARRAY",
-            "rep": "ARRAY",
+            "id": ARRAY.jdbc,
+            "name": ARRAY.druid,
+            "rep": ARRAY.rep,
             "component": _scalar(col.component or "VARCHAR"),
         }
-        cls = "java.sql.Array"
+        cls = ARRAY.java_class
     else:
         avatica_type = _scalar(col.type)
-        cls = _TYPES.get(col.type, _TYPES["OTHER"])[2]
+        cls = by_druid(col.type).java_class
     return {
         "ordinal": i,
         "autoIncrement": False,
@@ -106,15 +96,15 @@ def _column_meta(i: int, col: Column) -> dict[str, Any]:
 def _signature(columns: list[Column], sql: str | None, param_types: tuple[str, ...] = ()) -> dict[str, Any]:
     params = []
     for i, t in enumerate(param_types):
-        tid, _, cls = _TYPES.get(t, _TYPES["OTHER"])
+        row = by_druid(t)
         params.append(
             {
-                "signed": t in ("BIGINT", "DOUBLE", "FLOAT"),
+                "signed": row.signed,
                 "precision": 0,
                 "scale": 0,
-                "parameterType": tid,
-                "typeName": t if t in _TYPES else "OTHER",
-                "className": cls,
+                "parameterType": row.jdbc,
+                "typeName": row.druid,
+                "className": row.java_class,
                 "name": f"?{i}",
             }
         )
@@ -542,9 +532,30 @@ _TYPE_INFO = [
         None,
         10,
     )
-    for name, (tid, _, _) in sorted(_TYPES.items())
+    for name, tid in sorted((t.druid, t.jdbc) for t in TYPES)
     if name != "OTHER"
-] + [("ARRAY", 2003, 0, None, None, None, 1, False, 3, False, False, False, "ARRAY", 0, 0, None, None, 10)]
+] + [
+    (
+        ARRAY.druid,
+        ARRAY.jdbc,
+        0,
+        None,
+        None,
+        None,
+        1,
+        False,
+        3,
+        False,
+        False,
+        False,
+        "ARRAY",
+        0,
+        0,
+        None,
+        None,
+        10,
+    )
+]
 
 
 class AvaticaService:

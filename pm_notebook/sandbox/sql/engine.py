@@ -37,8 +37,9 @@ import pyarrow.compute as pc
 
 from .access import META_SCHEMA, Catalog
 from .context import DEFAULT_MAX_SUBQUERY_ROWS, QueryContext
-from .dialect import Translated, duckdb_to_druid, from_duckdb, translate
+from .dialect import Translated, from_duckdb, translate
 from .errors import SqlError, subquery_limit
+from .types import TYPES, duckdb_to_druid, duckdb_to_druid_sql, jdbc_type_sql, native_type
 
 if TYPE_CHECKING:
     from ..data.store import Store
@@ -105,25 +106,12 @@ class Column:
     @property
     def native_type(self) -> str:
         """Druid's native type name (``typesHeader``)."""
-        if self.type == "ARRAY":
-            return f"ARRAY<{_NATIVE.get(self.component or 'VARCHAR', 'STRING')}>"
-        return _NATIVE.get(self.type, "COMPLEX<json>")
+        return native_type(self.type, self.component)
 
     @property
     def sql_type(self) -> str:
         """Druid's SQL type name (``sqlTypesHeader``)."""
         return f"ARRAY<{self.component}>" if self.type == "ARRAY" else self.type
-
-
-_NATIVE = {
-    "TIMESTAMP": "LONG",
-    "BIGINT": "LONG",
-    "DOUBLE": "DOUBLE",
-    "FLOAT": "FLOAT",
-    "VARCHAR": "STRING",
-    "BOOLEAN": "LONG",
-    "DATE": "LONG",
-}
 
 
 @dataclass
@@ -909,15 +897,7 @@ def _type_name(duck_type: duckdb.sqltypes.DuckDBPyType) -> str:
 # SQL naming a duckdb_columns() row's type as _type_name does (what the catalogue and metadata show).
 _COLUMN_TYPE_SQL = "CASE WHEN starts_with(data_type, 'ENUM(') THEN 'VARCHAR' ELSE data_type END"
 
-_ARROW = {
-    "BIGINT": pa.int64(),
-    "DOUBLE": pa.float64(),
-    "FLOAT": pa.float32(),
-    "VARCHAR": pa.string(),
-    "BOOLEAN": pa.bool_(),
-    "TIMESTAMP": pa.timestamp("ms"),
-    "DATE": pa.date32(),
-}
+_ARROW = {t.druid: t.arrow for t in TYPES if t.arrow is not None}
 
 
 def normalise(table: pa.Table, columns: list[Column]) -> pa.Table:
@@ -1025,26 +1005,6 @@ def _read_catalog(db: duckdb.DuckDBPyConnection) -> Catalog:
     return Catalog(tables=tables, lookups=frozenset(lookups))
 
 
-def _druid_type_sql(expr: str) -> str:
-    """SQL CASE mapping a DuckDB type-name expression to Druid's type name (mirrors duckdb_to_druid)."""
-    return f"""CASE
-      WHEN {expr} LIKE '%[]' THEN 'ARRAY<' || CASE WHEN {expr} LIKE 'VARCHAR%' THEN 'VARCHAR'
-           WHEN {expr} LIKE 'DOUBLE%' THEN 'DOUBLE' ELSE 'BIGINT' END || '>'
-      WHEN {expr} IN ('TINYINT','SMALLINT','INTEGER','BIGINT','HUGEINT') THEN 'BIGINT'
-      WHEN {expr} IN ('FLOAT','REAL') THEN 'FLOAT'
-      WHEN {expr} = 'DOUBLE' OR {expr} LIKE 'DECIMAL%' THEN 'DOUBLE'
-      WHEN {expr} LIKE 'TIMESTAMP%' THEN 'TIMESTAMP'
-      WHEN {expr} = 'DATE' THEN 'DATE'
-      WHEN {expr} = 'BOOLEAN' THEN 'BOOLEAN'
-      ELSE 'VARCHAR' END"""
-
-
-def _jdbc_type_sql(expr: str) -> str:
-    return f"""CASE {expr} WHEN 'BIGINT' THEN -5 WHEN 'DOUBLE' THEN 8 WHEN 'FLOAT' THEN 6
-      WHEN 'TIMESTAMP' THEN 93 WHEN 'DATE' THEN 91 WHEN 'BOOLEAN' THEN 16 WHEN 'VARCHAR' THEN 12
-      ELSE 2003 END"""
-
-
 def _install_metadata(db: duckdb.DuckDBPyConnection) -> None:
     """Create Druid's INFORMATION_SCHEMA views (schema ``pm_meta``) in the workgroup's database."""
     cur = db.cursor()
@@ -1069,14 +1029,14 @@ def _install_metadata(db: duckdb.DuckDBPyConnection) -> None:
           column_name AS "COLUMN_NAME", CAST(column_index AS BIGINT) AS "ORDINAL_POSITION",
           CAST(NULL AS VARCHAR) AS "COLUMN_DEFAULT",
           CASE WHEN column_name = '__time' THEN 'NO' ELSE 'YES' END AS "IS_NULLABLE",
-          {_druid_type_sql("column_type")} AS "DATA_TYPE",
+          {duckdb_to_druid_sql("column_type")} AS "DATA_TYPE",
           CAST(NULL AS BIGINT) AS "CHARACTER_MAXIMUM_LENGTH",
           CAST(NULL AS BIGINT) AS "CHARACTER_OCTET_LENGTH",
           CAST(NULL AS BIGINT) AS "NUMERIC_PRECISION", CAST(NULL AS BIGINT) AS "NUMERIC_PRECISION_RADIX",
           CAST(NULL AS BIGINT) AS "NUMERIC_SCALE", CAST(NULL AS BIGINT) AS "DATETIME_PRECISION",
           CASE WHEN column_type = 'VARCHAR' THEN 'UTF-16LE' END AS "CHARACTER_SET_NAME",
           CASE WHEN column_type = 'VARCHAR' THEN 'UTF-16LE$en_US$primary' END AS "COLLATION_NAME",
-          {_jdbc_type_sql(_druid_type_sql("column_type"))} AS "JDBC_TYPE"
+          {jdbc_type_sql(duckdb_to_druid_sql("column_type"))} AS "JDBC_TYPE"
         FROM (SELECT *, {_COLUMN_TYPE_SQL} AS column_type FROM duckdb_columns()
               WHERE database_name = current_database() AND schema_name IN ('druid', 'lookup'))""")
     finally:

@@ -33,6 +33,7 @@ import orjson
 import pyarrow as pa
 
 from .engine import Column
+from .types import by_druid
 
 __all__ = ["csv_sql", "encode_rows", "frame_rows", "row_json_sql", "text_buffer"]
 
@@ -73,12 +74,10 @@ def _expr(c: str, col: Column, mode: str, stringify: bool, duck_type: str = "") 
         return f"CAST(to_json({c}) AS VARCHAR)"
     if duck_type == "ENUM" and mode == "druid":
         return c  # JSON text of an ENUM value is its string: no cast needed
-    if duck_type and col.type in _CASTS and duck_type.upper() != _CASTS[col.type]:
-        return f"CAST({c} AS {_CASTS[col.type]})"  # HUGEINT, ENUM, ... → the Druid type's own
+    cast = by_druid(col.type).json_cast
+    if duck_type and cast is not None and duck_type.upper() != cast:
+        return f"CAST({c} AS {cast})"  # HUGEINT, ENUM, ... → the Druid type's own
     return c
-
-
-_CASTS = {"BIGINT": "BIGINT", "VARCHAR": "VARCHAR", "BOOLEAN": "BOOLEAN"}
 
 
 def row_json_sql(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..access import Catalog
-from .druid_types import duckdb_to_druid
+from ..types import duckdb_to_druid
 
 __all__ = ["integer_division"]
 

@@ -27,7 +27,7 @@ from sqlglot.tokenizer_core import TokenType
 
 from ..access import Catalog, check_first_keyword, check_tree
 from ..errors import SqlError, invalid_sql, unexpected_token
-from .druid_types import duckdb_to_druid
+from ..types import duckdb_to_druid
 from .functions import REWRITTEN, Rewriter
 from .integers import integer_division
 from .multivalue import unnest_mv_groups

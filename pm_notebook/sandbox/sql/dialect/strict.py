@@ -24,7 +24,7 @@ from sqlglot.tokenizer_core import Token, TokenType
 
 from ..access import Catalog
 from ..errors import SqlError, invalid_sql, not_planned, unexpected_token
-from .druid_types import duckdb_to_druid
+from ..types import duckdb_to_druid
 from .functions import FUNCTIONS
 
 __all__ = ["MAX_DEPTH", "Source", "check_tokens", "check_tree"]
