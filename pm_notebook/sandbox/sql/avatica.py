@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pyarrow as pa
 
-from .engine import Column, ResultStream, SqlEngine, normalise
+from .engine import ResultStream, SqlEngine
 from .errors import SqlError
 from .rows import encode_rows, frame_rows
-from .types import ARRAY, TYPES, by_druid
+from .types import ARRAY, TYPES, Column, by_druid, normalise
 
 if TYPE_CHECKING:
     from ..data.store import Store

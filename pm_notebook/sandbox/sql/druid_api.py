@@ -33,9 +33,10 @@ import orjson
 import pyarrow.csv as pacsv
 
 from .context import QueryContext
-from .engine import Column, ResultStream, SqlEngine
+from .engine import ResultStream, SqlEngine
 from .errors import SqlError
 from .rows import csv_sql, row_json_sql, text_buffer
+from .types import Column
 
 log = logging.getLogger(__name__)
 

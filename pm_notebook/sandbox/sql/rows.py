@@ -32,8 +32,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
-from .engine import Column
-from .types import by_druid
+from .types import Column, by_druid
 
 __all__ = ["csv_sql", "encode_rows", "frame_rows", "row_json_sql", "text_buffer"]
 

@@ -1,9 +1,10 @@
 """The sandbox's one type table: Druid SQL type ↔ DuckDB types ↔ JDBC type id ↔ Arrow ↔ Avatica rep.
 
 Every other type mapping of the sandbox is derived from :data:`TYPES`: the Druid name of a DuckDB type
-(:func:`duckdb_to_druid`, and its SQL twin :func:`duckdb_to_druid_sql` for ``INFORMATION_SCHEMA``), the native
-type of the Druid SQL API's ``typesHeader``, the Arrow type results are normalised to, the DuckDB cast that
-gives a value its Druid type's JSON form, and the Avatica column and parameter metadata.
+(:func:`duckdb_to_druid`, and its SQL twin :func:`duckdb_to_druid_sql` for ``INFORMATION_SCHEMA``), the
+native type of the Druid SQL API's ``typesHeader``, the Arrow type a result :class:`Column` is normalised to
+(:func:`normalise`), the DuckDB cast that gives a value its Druid type's JSON form, and the Avatica column
+and parameter metadata.
 
 What Druid does, where the sandbox's earlier copies disagreed (``avatica-json.md``, ``service-model.md``):
 
@@ -20,9 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 __all__ = [
     "ARRAY",
+    "Column",
     "TYPES",
     "SqlType",
     "by_druid",
@@ -30,6 +33,7 @@ __all__ = [
     "duckdb_to_druid_sql",
     "jdbc_type_sql",
     "native_type",
+    "normalise",
 ]
 
 
@@ -180,3 +184,66 @@ def jdbc_type_sql(expr: str) -> str:
     other = by_druid("OTHER").jdbc
     scalar = f"CASE {expr} {whens} ELSE {other} END"
     return f"CASE WHEN starts_with({expr}, 'ARRAY<') THEN {ARRAY.jdbc} ELSE {scalar} END"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One result column: name, Druid SQL type, and the element type of an ARRAY."""
+
+    name: str
+    type: str  # TIMESTAMP, BIGINT, DOUBLE, FLOAT, VARCHAR, BOOLEAN, DATE, ARRAY, OTHER
+    component: str | None = None
+    nullable: bool = True
+
+    @property
+    def native_type(self) -> str:
+        """Druid's native type name (``typesHeader``)."""
+        return native_type(self.type, self.component)
+
+    @property
+    def sql_type(self) -> str:
+        """Druid's SQL type name (``sqlTypesHeader``)."""
+        return f"ARRAY<{self.component}>" if self.type == "ARRAY" else self.type
+
+
+_ARROW = {t.druid: t.arrow for t in TYPES if t.arrow is not None}
+
+
+def normalise(table: pa.Table, columns: list[Column]) -> pa.Table:
+    """Cast every column to the Arrow type of its Druid type (cheap when already right).
+
+    ENUM values arrive as Arrow dictionaries; the cast decodes them to plain strings, also inside
+    lists, structs and maps.
+    """
+    arrays = []
+    for col, arr in zip(columns, table.columns, strict=True):
+        if col.type == "ARRAY":
+            target = pa.list_(_ARROW.get(col.component or "VARCHAR", pa.string()))
+        else:
+            target = _ARROW.get(col.type) or _decoded(arr.type)
+        if arr.type == target:
+            arrays.append(arr)
+            continue
+        try:
+            if pa.types.is_timestamp(arr.type) and arr.type.tz is not None:
+                arr = pc.cast(arr, pa.timestamp(arr.type.unit))
+            arrays.append(pc.cast(arr, target, safe=False))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            arrays.append(pa.array([None if v is None else str(v) for v in arr.to_pylist()], target))
+    return pa.Table.from_arrays(arrays, names=[c.name for c in columns])
+
+
+def _decoded(t: pa.DataType) -> pa.DataType:
+    """*t* with every dictionary type replaced by its value type."""
+    if pa.types.is_dictionary(t):
+        return _decoded(t.value_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        field = t.value_field.with_type(_decoded(t.value_type))
+        return pa.list_(field) if pa.types.is_list(t) else pa.large_list(field)
+    if pa.types.is_map(t):
+        return pa.map_(
+            t.key_field.with_type(_decoded(t.key_type)), t.item_field.with_type(_decoded(t.item_type))
+        )
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_decoded(t.field(i).type)) for i in range(t.num_fields)])
+    return t
