@@ -127,7 +127,8 @@ def encode_rows(
     each followed by *terminator*.
 
     A small Avatica table (up to ``_SMALL_CELLS`` cells of plain types) is written by orjson: a DuckDB
-    encoding query costs ~2 ms however few its rows, orjson ~1 µs a cell. Same values either way.
+    encoding query has a fixed cost however few its rows, orjson a small one per cell (bench/README.md).
+    Same values either way.
     """
     if table.num_rows == 0:
         return pa.array([], pa.string())
