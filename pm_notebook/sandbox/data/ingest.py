@@ -10,6 +10,10 @@ half-visible: the tables change only when a file is fully ingested, and a failed
 exactly as it was. A per-project lock serialises ingestion (and reset/delete) of one project.
 
 File statuses: ``PENDING`` (queued) → ``PROCESSING`` → ``DONE`` or ``FAILED`` with a ``reason``.
+
+Over 600 lines because it holds the whole upload path — the column-mapping parser, the background
+:class:`Ingestor` and the file readers — which share :class:`IngestError` and :class:`ParsedMapping`; the
+readers (:func:`read_events`, :func:`event_log`) are the part to move out when it grows.
 """
 
 from __future__ import annotations
