@@ -76,7 +76,7 @@ class Sandbox:
 
     def __init__(
         self,
-        proc: subprocess.Popen,
+        proc: subprocess.Popen[bytes],
         env: dict[str, str],
         *,
         env_file: Path,
@@ -126,7 +126,7 @@ class Sandbox:
         state = "running" if self._proc.poll() is None else f"exited {self._proc.returncode}"
         return f"<Sandbox {self.base_url} sql={self.sql_url} {state}>"
 
-    def _admin(self, method: str, path: str, body: dict | None = None) -> Any:
+    def _admin(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(
             f"{self.base_url}/_sandbox{path}",
@@ -149,7 +149,8 @@ class Sandbox:
 
         Admin calls (``/_sandbox/...``) are not counted.
         """
-        return self._admin("GET", "/stats")
+        answer: dict[str, Any] = self._admin("GET", "/stats")
+        return answer
 
     def issued_tokens(self) -> list[str]:
         """The access and refresh tokens this sandbox issued (the latest 10,000), to check none leaked."""
@@ -231,7 +232,8 @@ class Sandbox:
         ``ended`` counts the held ones that ended, by outcome (``cancelled``, ``timed_out``, ``released``,
         ``failed``) since the last :meth:`clear_faults`.
         """
-        return self._admin("GET", "/holds")
+        answer: dict[str, Any] = self._admin("GET", "/holds")
+        return answer
 
     def wait_held(self, count: int = 1, *, requests: bool = False, timeout: float = 60.0) -> None:
         """Wait until *count* statements (or, with *requests*, HTTP requests) are being held.
@@ -256,7 +258,7 @@ class Sandbox:
         """
         deadline = time.monotonic() + timeout
         while True:
-            now = self.held()["statements"]
+            now: dict[str, Any] = self.held()["statements"]
             if now["held"] == 0 and now["ended"].get(outcome, 0) >= count:
                 return now
             if time.monotonic() > deadline:
@@ -266,7 +268,8 @@ class Sandbox:
     def release(self) -> dict[str, int]:
         """Let every held request and statement go on, and end the workgroup holds of :meth:`hold`;
         returns ``{"requests": n, "statements": n}``."""
-        return self._admin("POST", "/release")
+        answer: dict[str, int] = self._admin("POST", "/release")
+        return answer
 
     def clear_faults(self) -> None:
         """Disarm every fault and hold, and release what they hold."""

@@ -17,6 +17,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Scope
 
 from . import pub_api, pub_write
 from .data.store import Store
@@ -33,7 +34,7 @@ ADMIN_HEADER = "X-Sandbox-Admin"
 _UPLOAD = re.compile(r"^/pub/workgroups/[^/]+/projects/[^/]+/files/?$")
 
 
-def _is_upload(scope: dict) -> bool:
+def _is_upload(scope: Scope) -> bool:
     """A file upload: its route streams the body to disk under its own size limit (``--max-upload-bytes``)."""
     return scope.get("method") == "POST" and bool(_UPLOAD.match(scope.get("path", "")))
 
@@ -126,17 +127,17 @@ def _add_realm_routes(app: FastAPI, idp: IdentityProvider) -> None:
         return JSONResponse(body, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
 
     @app.get(base + "/protocol/openid-connect/certs", include_in_schema=False)
-    def certs(realm: str) -> dict:
+    def certs(realm: str) -> dict[str, Any]:
         _realm(realm)
         return idp.jwks()
 
     @app.get(base + "/.well-known/openid-configuration", include_in_schema=False)
-    def discovery(realm: str) -> dict:
+    def discovery(realm: str) -> dict[str, Any]:
         _realm(realm)
         return idp.discovery()
 
     @app.get(base, include_in_schema=False)
-    def realm_info(realm: str) -> dict:
+    def realm_info(realm: str) -> dict[str, Any]:
         _realm(realm)
         return idp.realm_info()
 
@@ -150,24 +151,24 @@ def _add_admin_routes(
             raise SandboxHTTPError(403, {"error": "forbidden", "message": f"send the {ADMIN_HEADER} header"})
 
     @app.get(ADMIN_PREFIX + "/tokens", include_in_schema=False)
-    def issued_tokens(request: Request) -> dict:
+    def issued_tokens(request: Request) -> dict[str, Any]:
         """The latest access and refresh tokens issued (tests grep outputs and logs for them)."""
         check(request)
         return {"tokens": list(idp.issued), "issued": idp.tokens_issued}
 
     @app.get(ADMIN_PREFIX + "/stats", include_in_schema=False)
-    def stats(request: Request) -> dict:
+    def stats(request: Request) -> dict[str, Any]:
         check(request)
         return board.stats()
 
     @app.delete(ADMIN_PREFIX + "/stats", include_in_schema=False)
-    def reset_stats(request: Request) -> dict:
+    def reset_stats(request: Request) -> dict[str, Any]:
         check(request)
         board.reset_stats()
         return {"ok": True}
 
     @app.post(ADMIN_PREFIX + "/faults", include_in_schema=False)
-    async def add_fault(request: Request) -> dict:
+    async def add_fault(request: Request) -> dict[str, Any]:
         check(request)
         try:
             spec = await request.json()
@@ -180,13 +181,13 @@ def _add_admin_routes(
         return {"ok": True, "faults": board.pending()}
 
     @app.delete(ADMIN_PREFIX + "/faults", include_in_schema=False)
-    def clear_faults(request: Request) -> dict:
+    def clear_faults(request: Request) -> dict[str, Any]:
         check(request)
         board.clear()
         return {"ok": True}
 
     @app.post(ADMIN_PREFIX + "/holds", include_in_schema=False)
-    async def add_hold(request: Request) -> dict:
+    async def add_hold(request: Request) -> dict[str, Any]:
         check(request)
         if board.holds is None:
             raise SandboxHTTPError(409, {"error": "no_sql_port", "message": "this sandbox serves no SQL"})
@@ -202,17 +203,17 @@ def _add_admin_routes(
         return {"ok": True, **board.held()}
 
     @app.get(ADMIN_PREFIX + "/holds", include_in_schema=False)
-    def holds(request: Request) -> dict:
+    def holds(request: Request) -> dict[str, Any]:
         check(request)
         return board.held()
 
     @app.post(ADMIN_PREFIX + "/release", include_in_schema=False)
-    def release(request: Request) -> dict:
+    def release(request: Request) -> dict[str, Any]:
         check(request)
         return board.release()
 
     @app.post(ADMIN_PREFIX + "/ingest-hold", include_in_schema=False)
-    async def ingest_hold(request: Request) -> dict:
+    async def ingest_hold(request: Request) -> dict[str, Any]:
         """``{"hold": true|false}``: hold or release ingestions before their tables are swapped in."""
         check(request)
         spec = await request.json()
@@ -222,7 +223,7 @@ def _add_admin_routes(
         return {"ok": True, "waiting": ingestor.waiting}
 
     @app.get(ADMIN_PREFIX + "/workgroups", include_in_schema=False)
-    def workgroups(request: Request) -> list[dict]:
+    def workgroups(request: Request) -> list[dict[str, Any]]:
         check(request)
         return [
             {

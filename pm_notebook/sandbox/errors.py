@@ -6,13 +6,17 @@ Handlers just ``raise``; :func:`pm_notebook.sandbox.app.create_app` renders ever
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["ApiError", "OAuthError", "PlainTextError", "SandboxHTTPError"]
 
 
 class SandboxHTTPError(Exception):
     """An error response: ``status``, a JSON-serialisable ``body`` (or plain text) and extra ``headers``."""
 
-    def __init__(self, status: int, body: dict | str, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, status: int, body: dict[str, Any] | str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(f"{status} {body}")
         self.status = status
         self.body = body

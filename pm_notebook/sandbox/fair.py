@@ -28,11 +28,12 @@ import os
 import re
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import orjson
+from starlette.types import Message, Receive, Scope, Send
 
 __all__ = ["FairAdmission", "FairTurns", "workgroup_of"]
 
@@ -155,7 +156,7 @@ class FairTurns:
                 self._timer = loop.call_later(max(min(ends), 0.0005), self._dispatch, loop)
 
 
-Identify = Callable[[dict, bytes | None], Any]
+Identify = Callable[[Scope, bytes | None], Any]
 
 
 class FairAdmission:
@@ -180,7 +181,7 @@ class FairAdmission:
         self.peek_paths = peek_paths
         self.exempt = exempt
 
-    async def __call__(self, scope: dict, receive: Callable[[], Awaitable[dict]], send: Callable) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or (self.exempt and scope["path"].startswith(self.exempt)):
             await self.app(scope, receive, send)
             return
@@ -192,12 +193,12 @@ class FairAdmission:
             await self.app(scope, receive, send)
 
 
-def _small(scope: dict) -> bool:
+def _small(scope: Scope) -> bool:
     length = dict(scope["headers"]).get(b"content-length")
     return length is not None and length.isdigit() and int(length) <= _PEEK_BYTES
 
 
-async def _read_ahead(receive: Callable[[], Awaitable[dict]]) -> tuple[bytes | None, Callable]:
+async def _read_ahead(receive: Receive) -> tuple[bytes | None, Receive]:
     """The whole (small) body, and a ``receive`` that gives it to the app as if unread."""
     messages, chunks = [], []
     while True:
@@ -210,13 +211,13 @@ async def _read_ahead(receive: Callable[[], Awaitable[dict]]) -> tuple[bytes | N
             break
     replay = deque(messages)
 
-    async def replayed() -> dict:
+    async def replayed() -> Message:
         return replay.popleft() if replay else await receive()
 
     return b"".join(chunks), replayed
 
 
-def workgroup_of(scope: dict, body: bytes | None, avatica_owner: Callable[[str], str | None]) -> str | None:
+def workgroup_of(scope: Scope, body: bytes | None, avatica_owner: Callable[[str], str | None]) -> str | None:
     """The workgroup a request claims to be from (unverified; only used to pick its queue)."""
     auth = dict(scope["headers"]).get(b"authorization", b"")
     scheme, _, value = auth.partition(b" ")

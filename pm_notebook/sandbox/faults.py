@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from starlette.types import Message, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .limits import MAX_HEAD_BYTES, head_too_large
@@ -191,17 +192,17 @@ class FaultBoard:
 
 class _Connections:
     def __init__(self) -> None:
-        self._by_peer: dict[tuple, asyncio.BaseTransport] = {}
+        self._by_peer: dict[tuple[Any, ...], asyncio.Transport] = {}
 
-    def add(self, peer: tuple | None, transport: asyncio.BaseTransport) -> None:
+    def add(self, peer: tuple[Any, ...] | None, transport: asyncio.Transport) -> None:
         if peer:
             self._by_peer[tuple(peer)] = transport
 
-    def remove(self, peer: tuple | None) -> None:
+    def remove(self, peer: tuple[Any, ...] | None) -> None:
         if peer:
             self._by_peer.pop(tuple(peer), None)
 
-    def get(self, peer: Any) -> asyncio.BaseTransport | None:
+    def get(self, peer: Any) -> asyncio.Transport | None:
         return self._by_peer.get(tuple(peer)) if peer else None
 
 
@@ -251,7 +252,8 @@ def tracking_protocol(
             self.transport.write(head + body)
             self.transport.close()
 
-        def connection_made(self, transport):  # type: ignore[override]
+        # uvicorn's protocol takes the stream Transport it is given, narrower than BaseProtocol says.
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             # Headers and body leave in separate writes: without TCP_NODELAY, Nagle holds the body back
             # until the client's delayed ACK (~40 ms on every request).
             sock = transport.get_extra_info("socket")
@@ -276,7 +278,7 @@ class FaultMiddleware:
         self.board = board
         self.connections = connections
 
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(ADMIN_PREFIX):
             await self.app(scope, receive, send)
             return
@@ -311,14 +313,14 @@ class FaultMiddleware:
         await _send_fault(send, fault, scope["path"])
 
 
-def _cutting_send(send: Callable, transport: asyncio.BaseTransport | None, limit: int) -> Callable:
+def _cutting_send(send: Send, transport: asyncio.Transport | None, limit: int) -> Send:
     """An ASGI ``send`` that passes the first *limit* body bytes, then aborts the connection and swallows
     the rest (the application keeps producing; its answer just never arrives whole). Bytes still in the
     socket buffer at the reset may be lost too: the client gets at most *limit* bytes of the body."""
     sent = 0
     cut = False
 
-    async def cutting(message: dict) -> None:
+    async def cutting(message: Message) -> None:
         nonlocal sent, cut
         if cut:
             return
@@ -341,7 +343,7 @@ def _cutting_send(send: Callable, transport: asyncio.BaseTransport | None, limit
     return cutting
 
 
-async def _send_fault(send: Callable, fault: Fault, path: str) -> None:
+async def _send_fault(send: Send, fault: Fault, path: str) -> None:
     status = int(fault.status or 503)
     body = json.dumps(
         {"status": status, "error": "sandbox_fault", "message": f"Injected fault {status} for {path}"}

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 from starlette.requests import ClientDisconnect
+from starlette.types import Message, Receive, Scope, Send
 
 from .errors import ApiError
 from .sql.errors import SqlError
@@ -67,14 +68,14 @@ class BodyLimit:
     """
 
     def __init__(
-        self, app: Any, max_bytes: int = MAX_BODY_BYTES, exempt: Callable[[dict], bool] | None = None
+        self, app: Any, max_bytes: int = MAX_BODY_BYTES, exempt: Callable[[Scope], bool] | None = None
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         #: requests whose route streams its body with a limit of its own (file uploads)
         self.exempt = exempt
 
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or (self.exempt is not None and self.exempt(scope)):
             await self.app(scope, receive, send)
             return
@@ -83,7 +84,7 @@ class BodyLimit:
         except ClientDisconnect:  # nobody is left to answer: not a server error
             log.debug("client left before its request was read: %s %s", scope["method"], scope["path"])
 
-    async def _limited(self, scope: dict, receive: Callable, send: Callable) -> None:
+    async def _limited(self, scope: Scope, receive: Receive, send: Send) -> None:
         length = dict(scope["headers"]).get(b"content-length")
         if length is not None:
             if int(length) > self.max_bytes:  # the HTTP parser already refused a non-numeric length
@@ -105,7 +106,7 @@ class BodyLimit:
                 break
         body, replayed = b"".join(chunks), False
 
-        async def replay() -> dict:
+        async def replay() -> Message:
             nonlocal replayed
             if not replayed:
                 replayed = True
@@ -114,15 +115,15 @@ class BodyLimit:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, scope: dict, receive: Callable, send: Callable, read: int, *, more: bool) -> None:
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, read: int, *, more: bool) -> None:
         while more and read <= _DRAIN_BYTES:
             message = await receive()
             if message["type"] != "http.request":
                 return
             read += len(message.get("body", b""))
             more = message.get("more_body", False)
-        message = f"The request body is larger than {self.max_bytes:,} bytes, the limit of this endpoint."
-        status, body = refusal(scope["path"], 413, message)
+        text = f"The request body is larger than {self.max_bytes:,} bytes, the limit of this endpoint."
+        status, body = refusal(scope["path"], 413, text)
         headers = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),

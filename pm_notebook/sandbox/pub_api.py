@@ -10,12 +10,13 @@ Which shapes are confirmed by public material and which are inferred is listed i
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, Field
 
 from .._models import table_kind
+from .data.mapping import FileMapping
 from .data.store import ProjectRecord, WorkgroupRecord
 from .errors import ApiError, PlainTextError
 from .oidc import IdentityProvider
@@ -24,11 +25,14 @@ __all__ = ["API_VERSION", "router"]
 
 API_VERSION = "2.38.0-sandbox"
 
-_ERRORS = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "Missing, expired or invalid bearer token (see the WWW-Authenticate header)."},
     403: {"description": "The workgroup has no licence for the public API."},
 }
-_ERRORS_404 = {**_ERRORS, 404: {"description": "No such project in this workgroup."}}
+_ERRORS_404: dict[int | str, dict[str, Any]] = {
+    **_ERRORS,
+    404: {"description": "No such project in this workgroup."},
+}
 
 
 class Datasource(BaseModel):
@@ -179,7 +183,8 @@ class MappingInfos(BaseModel):
 
 
 def _idp(request: Request) -> IdentityProvider:
-    return request.app.state.idp
+    idp: IdentityProvider = request.app.state.idp
+    return idp
 
 
 def licensed_workgroup(request: Request) -> WorkgroupRecord:
@@ -209,11 +214,14 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _rows(request: Request, wg: WorkgroupRecord, sql: str, params: list | None = None) -> list[tuple]:
+def _rows(
+    request: Request, wg: WorkgroupRecord, sql: str, params: list[Any] | None = None
+) -> list[tuple[Any, ...]]:
     """Run one internal DuckDB statement on the workgroup's own database."""
     cursor = request.app.state.store.database(wg.id).cursor()
     try:
-        return cursor.execute(sql, params or []).fetchall()
+        rows: list[tuple[Any, ...]] = cursor.execute(sql, params or []).fetchall()
+        return rows
     finally:
         cursor.close()
 
@@ -406,7 +414,7 @@ def completed_cases(
         f"JOIN lookup.{_quote(p.id + '_cases_is_completed')} AS l ON l.k = CAST(c.case_version AS VARCHAR) "
         "WHERE l.v = 'true'"
     )
-    params: list = []
+    params: list[Any] = []
     if search_case_id:
         sql += " AND strpos(lower(CAST(c.caseid AS VARCHAR)), lower(?)) > 0"
         params.append(search_case_id)
@@ -501,7 +509,7 @@ def column_mapping_exists(project_id: str, wg: Caller) -> Exists:
     return Exists(exists=_project(wg, project_id).mapping is not None)
 
 
-def _mapping(wg: WorkgroupRecord, project_id: str):
+def _mapping(wg: WorkgroupRecord, project_id: str) -> FileMapping:
     p = _project(wg, project_id)
     if p.mapping is None:
         raise ApiError(404, f"Project {project_id!r} has no column mapping yet.")

@@ -9,7 +9,7 @@ size limit (413 beyond it); ingestion runs in the background (:mod:`.data.ingest
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import unquote
 
 from fastapi import APIRouter, Query, Request, Response
@@ -23,11 +23,14 @@ from .pub_api import Caller
 
 __all__ = ["router"]
 
-_ERRORS = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "Missing, expired or invalid bearer token."},
     403: {"description": "The workgroup has no licence for the public API."},
 }
-_ERRORS_404 = {**_ERRORS, 404: {"description": "No such project in this workgroup."}}
+_ERRORS_404: dict[int | str, dict[str, Any]] = {
+    **_ERRORS,
+    404: {"description": "No such project in this workgroup."},
+}
 _FILENAME = re.compile(
     r"""filename\*\s*=\s*[\w-]+'[^']*'([^;]+)|filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]+))"""
 )
@@ -54,7 +57,8 @@ class FilePage(BaseModel):
 
 
 def _ingestor(request: Request) -> Ingestor:
-    return request.app.state.ingestor
+    ingestor: Ingestor = request.app.state.ingestor
+    return ingestor
 
 
 def _project(wg: WorkgroupRecord, project_id: str) -> ProjectRecord:

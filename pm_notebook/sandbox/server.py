@@ -17,8 +17,11 @@ import secrets
 import signal
 import socket
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from starlette.types import Scope
 
 from . import DEFAULT_CASES, DEFAULT_SEED
 
@@ -173,7 +176,7 @@ async def _serve(
     class _Server(uvicorn.Server):
         # Two servers share one process: signals are handled once, below, for both.
         @contextlib.contextmanager
-        def capture_signals(self):  # type: ignore[override]
+        def capture_signals(self) -> Iterator[None]:
             yield
 
     host = _url_host(args.host)
@@ -201,7 +204,7 @@ async def _serve(
     admin_key = os.environ.get(ADMIN_KEY_ENV) or secrets.token_urlsafe(24)
     avatica = sql_port_app.state.avatica
 
-    def identify(scope: dict, body: bytes | None) -> str | None:
+    def identify(scope: Scope, body: bytes | None) -> str | None:
         return workgroup_of(scope, body, lambda cid: avatica.owner({"connectionId": cid}))
 
     main_app = FaultMiddleware(

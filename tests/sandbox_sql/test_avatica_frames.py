@@ -15,7 +15,7 @@ import orjson
 import pyarrow as pa
 import pytest
 
-from pm_notebook.sandbox.sql import avatica as avatica_module
+from pm_notebook.sandbox.sql import avatica_statements as avatica_module
 from pm_notebook.sandbox.sql.avatica import AvaticaService
 from pm_notebook.sandbox.sql.engine import SqlEngine, SqlOptions
 

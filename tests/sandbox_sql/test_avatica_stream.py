@@ -9,7 +9,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from pm_notebook.sandbox.sql import avatica as avatica_service
+from pm_notebook.sandbox.sql import avatica_statements
+from pm_notebook.sandbox.sql.avatica import AvaticaService
 from pm_notebook.sandbox.sql.engine import SqlEngine, SqlOptions
 
 BLOCK = 100  # rows per encoding block in these tests; frames are at least 100 rows (Druid's minimum)
@@ -17,13 +18,13 @@ BLOCK = 100  # rows per encoding block in these tests; frames are at least 100 r
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    monkeypatch.setattr(avatica_service, "_ENCODE_BLOCK", BLOCK)
+    monkeypatch.setattr(avatica_statements, "_ENCODE_BLOCK", BLOCK)
 
 
 class Client:
     """Avatica JSON requests straight to an :class:`AvaticaService` (no HTTP: the service is under test)."""
 
-    def __init__(self, service: avatica_service.AvaticaService, workgroup) -> None:
+    def __init__(self, service: AvaticaService, workgroup) -> None:
         self.service = service
         self.cid = "c-stream"
         self.call("openConnection", info={"user": workgroup.client_id, "password": workgroup.client_secret})
@@ -65,7 +66,7 @@ def test_a_streamed_result_is_complete_and_not_repeated(
     small_blocks, sandbox_store, demo, tables, frame_rows
 ):
     engine = SqlEngine(sandbox_store, SqlOptions())
-    client = Client(avatica_service.AvaticaService(engine), demo)
+    client = Client(AvaticaService(engine), demo)
     sql = tables.fmt("SELECT caseid, vertex_name, duration FROM {v}")
     want = [
         list(r)
@@ -86,7 +87,7 @@ def test_rows_past_the_row_cap_fail_at_a_later_fetch_not_at_execute(
     # The execute answer comes before the query has produced the capped row: the result is not
     # computed whole first. The error arrives with the fetch that reaches it, as an ErrorResponse.
     engine = SqlEngine(sandbox_store, SqlOptions(max_rows=350))
-    client = Client(avatica_service.AvaticaService(engine), demo)
+    client = Client(AvaticaService(engine), demo)
     first = client.execute(tables.fmt("SELECT caseid FROM {v}"))
     assert len(first["rows"]) == BLOCK and not first["done"]
     offset, error = BLOCK, None
@@ -105,7 +106,7 @@ def test_closing_a_streaming_statement_frees_its_query_slot(small_blocks, sandbo
     # One slot: if closeStatement left the stream open, the next query would wait for the slot and fail
     # after the time limit (a hang guard, not a measure).
     engine = SqlEngine(sandbox_store, SqlOptions(max_concurrent_queries=1, query_timeout=60))
-    client = Client(avatica_service.AvaticaService(engine), demo)
+    client = Client(AvaticaService(engine), demo)
     first = client.execute(tables.fmt("SELECT caseid FROM {v}"))
     assert not first["done"]
     client.call("closeStatement", statementId=client.sid)
@@ -116,7 +117,7 @@ def test_closing_a_streaming_statement_frees_its_query_slot(small_blocks, sandbo
 
 def test_a_result_read_to_its_end_frees_its_query_slot(small_blocks, sandbox_store, demo, tables):
     engine = SqlEngine(sandbox_store, SqlOptions(max_concurrent_queries=1, query_timeout=60))
-    client = Client(avatica_service.AvaticaService(engine), demo)
+    client = Client(AvaticaService(engine), demo)
     rows, _ = client.all_rows(tables.fmt("SELECT caseid FROM {v}"))
     again, _ = client.all_rows(tables.fmt("SELECT caseid FROM {v}"))
     assert again == rows and len(rows) > 5 * BLOCK
@@ -124,7 +125,7 @@ def test_a_result_read_to_its_end_frees_its_query_slot(small_blocks, sandbox_sto
 
 def test_max_row_count_stops_a_streaming_result(small_blocks, sandbox_store, demo, tables):
     engine = SqlEngine(sandbox_store, SqlOptions())
-    client = Client(avatica_service.AvaticaService(engine), demo)
+    client = Client(AvaticaService(engine), demo)
     answer = client.call(
         "prepareAndExecute",
         statementId=client.sid,

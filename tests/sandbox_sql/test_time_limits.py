@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from pm_notebook.sandbox.sql import engine as sqlengine
+from pm_notebook.sandbox.sql import deadline as sqldeadline
 from pm_notebook.sandbox.sql.engine import SqlEngine, SqlOptions
 from pm_notebook.sandbox.sql.errors import SqlError
 
@@ -110,7 +110,7 @@ def test_the_earliest_deadline_fires_first_whatever_the_order_of_the_statements(
 def test_finished_statements_do_not_pile_up_in_the_watchdog(engine, demo):
     for _ in range(3000):  # each leaves a closed guard behind until its deadline (120 s)
         engine.execute(demo.client_id, "SELECT 1 AS x")
-    watchdog = sqlengine._WATCHDOG
+    watchdog = sqldeadline._WATCHDOG
     assert len(watchdog._heap) < 2100  # compacted, not 3000
     assert all(guard._cursor is None for _, _, guard in watchdog._heap)  # nothing runs: no cursor is held
     assert sum(t.name == "pm-sql-deadlines" for t in threading.enumerate()) == 1

@@ -56,6 +56,7 @@ def read_event_log_csv(path: str | Path) -> EventLog:
             f"{', '.join(ACTIVITY_HEADERS)}; timestamp -> {', '.join(TIMESTAMP_HEADERS)}."
         )
     case_col, act_col, ts_col = found["case id"], found["activity"], found["timestamp"]
+    assert case_col is not None and act_col is not None and ts_col is not None  # refused above if missing
     end_col = _find({k: v for k, v in columns.items() if v != ts_col}, END_HEADERS)
     frame = frame.dropna(subset=[case_col, act_col, ts_col])
     if frame.empty:

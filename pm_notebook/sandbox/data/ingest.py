@@ -10,6 +10,10 @@ half-visible: the tables change only when a file is fully ingested, and a failed
 exactly as it was. A per-project lock serialises ingestion (and reset/delete) of one project.
 
 File statuses: ``PENDING`` (queued) → ``PROCESSING`` → ``DONE`` or ``FAILED`` with a ``reason``.
+
+Over 600 lines because it holds the whole upload path — the column-mapping parser, the background
+:class:`Ingestor` and the file readers — which share :class:`IngestError` and :class:`ParsedMapping`; the
+readers (:func:`read_events`, :func:`event_log`) are the part to move out when it grows.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -131,7 +135,7 @@ class ParsedMapping:
         return [c for c in self.columns if c.role == role]
 
 
-def _char(struct: dict, key: str, default: str | None, *, required: bool = False) -> str | None:
+def _char(struct: dict[str, Any], key: str, default: str | None, *, required: bool = False) -> str | None:
     value = struct.get(key, default)
     if value in (None, ""):
         if required:
@@ -246,7 +250,7 @@ class FileRecord:
     events: int | None = None
     path: Path | None = field(default=None, repr=False)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         """The file as ``/pub/projects/{id}/files`` lists it."""
         return {
             "id": self.id,
@@ -490,7 +494,7 @@ def _read_table(stream: Any, where: str, mapping: ParsedMapping) -> Any:
     import pandas as pd
 
     if mapping.file_type in ("xlsx", "xls"):
-        engine = "openpyxl" if mapping.file_type == "xlsx" else "xlrd"
+        engine: Literal["openpyxl", "xlrd"] = "openpyxl" if mapping.file_type == "xlsx" else "xlrd"
         if importlib.util.find_spec(engine) is None:
             raise IngestError(
                 f"unsupported file type .{mapping.file_type}: this sandbox cannot read it ({engine} is not "
@@ -551,12 +555,12 @@ def _events_of(frame: Any, where: str, mapping: ParsedMapping) -> Any:
     width = frame.shape[1]
     for c in mapping.columns:
         if c.index >= width:
-            role = {
+            roles = {
                 "CASE_ID": "case id column",
                 "TASK_NAME": "activity column",
                 "TIME": ("start" if c is mapping.role("TIME")[0] else "end") + " time column",
             }
-            what = role.get(c.role, f"{c.role.lower()} {c.name!r}")
+            what = roles.get(c.role, f"{c.role.lower()} {c.name!r}")
             missing = "missing case id column: " if c.role == "CASE_ID" else "bad mapping: "
             raise IngestError(
                 f"{missing}the {what} is mapped to column index {c.index} but {where} has only {width} "

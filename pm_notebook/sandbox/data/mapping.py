@@ -11,7 +11,9 @@ source file and ``<slug>`` the lower-cased user name (an inference: the rule is 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 __all__ = ["NAMINGS", "FileMapping", "SourceColumn", "slug"]
 
@@ -59,13 +61,13 @@ class FileMapping:
     @classmethod
     def default(
         cls,
-        dimensions,
-        metrics,
+        dimensions: Iterable[str],
+        metrics: Iterable[str],
         *,
-        case_dimensions=(),
-        labels=None,
-        units=None,
-        time_format="yyyy-MM-dd'T'HH:mm:ss",
+        case_dimensions: Iterable[str] = (),
+        labels: Mapping[str, str] | None = None,
+        units: Mapping[str, str] | None = None,
+        time_format: str = "yyyy-MM-dd'T'HH:mm:ss",
     ) -> FileMapping:
         """Case id, activity, start and end at 0-3, then *dimensions* and *metrics* (keys) in order.
 
@@ -113,9 +115,9 @@ class FileMapping:
     def _role(self, role: str) -> list[SourceColumn]:
         return [c for c in self.columns if c.role == role]
 
-    def service_json(self) -> dict:
+    def service_json(self) -> dict[str, Any]:
         """The body of ``GET /pub/project/{id}/column-mapping`` (the keys the vendor SDK parses)."""
-        out: dict = {}
+        out: dict[str, Any] = {}
         for key, role in (("caseId", "CASE_ID"), ("activity", "TASK_NAME")):
             cols = self._role(role)
             if cols:
@@ -126,7 +128,7 @@ class FileMapping:
         out["metrics"] = [self._item(c) for c in self._role("METRIC")]
         return out
 
-    def mapping_infos(self) -> dict:
+    def mapping_infos(self) -> dict[str, Any]:
         """The body of ``GET /pub/project/{id}/mappingInfos``: user names ↔ Druid column names."""
         return {
             "dimensions": [
@@ -140,7 +142,7 @@ class FileMapping:
         }
 
     @staticmethod
-    def _item(col: SourceColumn) -> dict:
+    def _item(col: SourceColumn) -> dict[str, Any]:
         item = {
             "name": col.name,
             "columnIndex": col.index,

@@ -19,7 +19,7 @@ import hmac
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -132,9 +132,9 @@ class Store:
         self._workgroups: dict[str, WorkgroupRecord] = {}
         self._databases: dict[str, duckdb.DuckDBPyConnection] = {}
         self._lock = threading.Lock()
-        self._listeners: list = []
+        self._listeners: list[Callable[[str], None]] = []
 
-    def subscribe(self, callback) -> None:
+    def subscribe(self, callback: Callable[[str], None]) -> None:
         """Call ``callback(client_id)`` after a workgroup's tables change (the SQL engine re-reads its
         catalogue then)."""
         self._listeners.append(callback)

@@ -7,7 +7,9 @@ or events."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -53,7 +55,7 @@ def _seq_hash(case: np.ndarray, codes: np.ndarray, n_cases: int) -> np.ndarray:
     return out
 
 
-def _keys_for(hashes: np.ndarray, representative_text, *tag: object) -> pa.Array:
+def _keys_for(hashes: np.ndarray, representative_text: Callable[[int], str], *tag: object) -> pa.Array:
     """Map each case's hash to a UUID of its representative's text (hash collisions cannot merge texts)."""
     uniq, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
     ids = pa.array([stable_uuid(*tag, representative_text(i)) for i in first])
@@ -304,10 +306,13 @@ def _running_max_per_case(values: np.ndarray, case: np.ndarray) -> np.ndarray:
         return values
     low = values.min()
     offset = case.astype(np.int64) * np.int64(1 << 42)
-    return np.maximum.accumulate(values - low + offset) - offset + low
+    out: np.ndarray = np.maximum.accumulate(values - low + offset) - offset + low
+    return out
 
 
-def _sequence_text(case: np.ndarray, act: np.ndarray, activities: list[str], first: np.ndarray):
+def _sequence_text(
+    case: np.ndarray, act: np.ndarray, activities: list[str], first: np.ndarray
+) -> Callable[[int, np.ndarray | None], str]:
     """Return ``text(case_no, mask)``: the case's task names joined by arrows (only events in *mask*)."""
 
     def text(case_no: int, mask: np.ndarray | None) -> str:
@@ -329,7 +334,19 @@ def _concurrent_names(names: pa.Array, act: np.ndarray, overlap: np.ndarray) -> 
     return names.take(pa.array(np.where(mask, 0, partner), mask=mask))
 
 
-def _edge_columns(log, case, act, names, vertex_ids, first, last, same_case_prev, starts, ends, project_id):
+def _edge_columns(
+    log: EventLog,
+    case: np.ndarray,
+    act: np.ndarray,
+    names: pa.Array,
+    vertex_ids: pa.Array,
+    first: np.ndarray,
+    last: np.ndarray,
+    same_case_prev: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    project_id: str,
+) -> dict[str, Any]:
     n = log.n_cases
     start_name = pa.array(["START"], type=pa.string())
     end_name = pa.array(["END"], type=pa.string())
@@ -372,7 +389,8 @@ def _excluded_mask(n_cases: int) -> np.ndarray:
     # them), picked by a fixed hash so every run excludes the same ones.
     with np.errstate(over="ignore"):
         mixed = (np.arange(1, n_cases + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
-    return mixed % np.uint64(100) == 0
+    excluded: np.ndarray = mixed % np.uint64(100) == 0
+    return excluded
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:

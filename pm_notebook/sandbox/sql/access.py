@@ -202,7 +202,7 @@ def check_first_keyword(keyword: str) -> None:
     )
 
 
-def check_tree(tree: exp.Expression, catalog: Catalog) -> list[str]:
+def check_tree(tree: exp.Expr, catalog: Catalog) -> list[str]:
     """Check *tree* in place and qualify its table references; return the Druid tables it reads.
 
     :raises SqlError: naming the first forbidden construct found.

@@ -24,7 +24,7 @@ import dataclasses
 import functools
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -42,6 +42,9 @@ from . import druid_api
 from .avatica import AvaticaService
 from .engine import SqlEngine, SqlOptions
 from .errors import SqlError
+
+if TYPE_CHECKING:
+    from ..data.store import Store, WorkgroupRecord
 
 __all__ = ["SqlOptions", "add_sql_arguments", "create_sql_app", "sql_options_from_args"]
 
@@ -119,7 +122,7 @@ class _Budgets:
         self._streams: dict[str, anyio.CapacityLimiter] = {}
         self._pool: anyio.CapacityLimiter | None = None
 
-    def _limiter(self, table: dict, key: Any, size: int) -> anyio.CapacityLimiter:
+    def _limiter(self, table: dict[Any, anyio.CapacityLimiter], key: Any, size: int) -> anyio.CapacityLimiter:
         limiter = table.get(key)
         if limiter is None:  # created on the event loop (one thread): no race
             limiter = table[key] = anyio.CapacityLimiter(size)
@@ -151,7 +154,7 @@ class _Budgets:
 
 
 def create_sql_app(
-    store: object,
+    store: Store,
     *,
     options: SqlOptions | None = None,
 ) -> Starlette:
@@ -185,17 +188,17 @@ def create_sql_app(
         status, payload = answered
         return Response(payload, status_code=status, media_type=_JSON)
 
-    def workgroup(request: Request) -> tuple[object | None, Response | None]:
+    def workgroup(request: Request) -> WorkgroupRecord | Response:
         """The workgroup of the request's HTTP Basic credentials, or Druid's 401 answer."""
         try:
             creds = _basic_auth(request)
         except _BadCredentials:
-            return None, _druid_error(SqlError(_BAD_BASIC, "unauthorized"))
-        wg = store.authenticate(*creds) if creds else None  # type: ignore[attr-defined]
+            return _druid_error(SqlError(_BAD_BASIC, "unauthorized"))
+        wg = store.authenticate(*creds) if creds else None
         if wg is not None:
-            return wg, None
+            return wg
         what = "wrong client id or secret" if creds else "no HTTP Basic credentials"
-        return None, _druid_error(
+        return _druid_error(
             SqlError(
                 f"Unauthorized ({what}): authenticate with HTTP Basic <client_id>:<client_secret>.",
                 "unauthorized",
@@ -203,9 +206,9 @@ def create_sql_app(
         )
 
     async def druid_endpoint(request: Request) -> Response:
-        wg, refused = workgroup(request)
-        if refused is not None:
-            return refused
+        wg = workgroup(request)
+        if isinstance(wg, Response):
+            return wg
         query_id = None
         try:
             req = druid_api.parse_request(await request.body())
@@ -233,9 +236,9 @@ def create_sql_app(
         )
 
     async def druid_cancel(request: Request) -> Response:
-        wg, refused = workgroup(request)
-        if refused is not None:
-            return refused
+        wg = workgroup(request)
+        if isinstance(wg, Response):
+            return wg
         query_id = request.path_params["query_id"]
         if running.cancel(query_id, wg.id):
             return Response(status_code=202)

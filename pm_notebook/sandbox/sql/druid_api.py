@@ -33,9 +33,10 @@ import orjson
 import pyarrow.csv as pacsv
 
 from .context import QueryContext
-from .engine import Column, ResultStream, SqlEngine
+from .engine import ResultStream, SqlEngine
 from .errors import SqlError
 from .rows import csv_sql, row_json_sql, text_buffer
+from .types import Column
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +62,8 @@ class DruidRequest:
     header: bool
     types_header: bool
     sql_types_header: bool
-    parameters: list
-    context: dict
+    parameters: list[Any]
+    context: dict[str, Any]
     query_id: str
 
     @property
@@ -109,7 +110,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _query_id(context: dict) -> str:
+def _query_id(context: dict[str, Any]) -> str:
     """``context.sqlQueryId``, or a fresh one; it is echoed in a header, so it must be printable ASCII."""
     given = context.get("sqlQueryId")
     if given is None or given == "":

@@ -11,34 +11,41 @@ implementation detail: anything typed ``ENUM`` — a column, ``MAX(col)``, ``CAS
 VARCHAR (result columns, INFORMATION_SCHEMA, the catalogue the dialect sees, error messages) and
 returned as plain Arrow strings.
 
-:class:`StatementHolds` is the sandbox's "slow statement" switch: a statement matching an armed hold waits
-inside DuckDB (in a Python function that blocks without using CPU) until its time limit or a cancel
-interrupts it, or the hold is released. Tests use it to make a statement run until it is interrupted by
-construction, whatever the machine's speed.
+Time limits, cancels and the hold switch live in :mod:`.deadline`; the catalogue and ``INFORMATION_SCHEMA``
+in :mod:`.catalog`; the type table in :mod:`.types`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import heapq
-import itertools
 import logging
 import re
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from .access import META_SCHEMA, Catalog
+from .access import Catalog
+from .catalog import install_metadata, read_catalog, type_name
 from .context import DEFAULT_MAX_SUBQUERY_ROWS, QueryContext
-from .dialect import Translated, duckdb_to_druid, from_duckdb, translate
+from .deadline import (
+    Deadline,
+    StatementHolds,
+    cancelled,
+    engine_error,
+    install_hold_function,
+    timed_out,
+)
+from .dialect import Translated, translate
 from .errors import SqlError, subquery_limit
+from .types import Column, duckdb_to_druid, normalise
+
+if TYPE_CHECKING:
+    from ..data.store import Store
 
 __all__ = [
     "Column",
@@ -90,39 +97,6 @@ class SqlOptions:
     compression_level: int = 0
 
 
-@dataclass(frozen=True)
-class Column:
-    """One result column: name, Druid SQL type, and the element type of an ARRAY."""
-
-    name: str
-    type: str  # TIMESTAMP, BIGINT, DOUBLE, FLOAT, VARCHAR, BOOLEAN, DATE, ARRAY, OTHER
-    component: str | None = None
-    nullable: bool = True
-
-    @property
-    def native_type(self) -> str:
-        """Druid's native type name (``typesHeader``)."""
-        if self.type == "ARRAY":
-            return f"ARRAY<{_NATIVE.get(self.component or 'VARCHAR', 'STRING')}>"
-        return _NATIVE.get(self.type, "COMPLEX<json>")
-
-    @property
-    def sql_type(self) -> str:
-        """Druid's SQL type name (``sqlTypesHeader``)."""
-        return f"ARRAY<{self.component}>" if self.type == "ARRAY" else self.type
-
-
-_NATIVE = {
-    "TIMESTAMP": "LONG",
-    "BIGINT": "LONG",
-    "DOUBLE": "DOUBLE",
-    "FLOAT": "FLOAT",
-    "VARCHAR": "STRING",
-    "BOOLEAN": "LONG",
-    "DATE": "LONG",
-}
-
-
 @dataclass
 class QueryResult:
     """A finished query: its columns and all its rows as one normalised Arrow table."""
@@ -137,8 +111,12 @@ class QueryResult:
 class _Workgroup:
     catalog: Catalog
     gate: threading.BoundedSemaphore
-    translations: OrderedDict = field(default_factory=OrderedDict)
-    shapes: OrderedDict = field(default_factory=OrderedDict)  # (sql, parameter types) -> result shape
+    #: (sql, windowing, time zone) -> translation
+    translations: OrderedDict[tuple[str, bool, str | None], Translated] = field(default_factory=OrderedDict)
+    #: (sql, parameter types) -> result shape
+    shapes: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], tuple[list[Column], list[str]]] = field(
+        default_factory=OrderedDict
+    )
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -146,7 +124,7 @@ class SqlEngine:
     """Druid SQL over the store's per-workgroup DuckDB databases (thread-safe)."""
 
     def __init__(
-        self, store: object, options: SqlOptions | None = None, *, holds: StatementHolds | None = None
+        self, store: Store, options: SqlOptions | None = None, *, holds: StatementHolds | None = None
     ) -> None:
         self.store = store
         self.options = options or SqlOptions()
@@ -154,16 +132,14 @@ class SqlEngine:
         self.holds = holds if holds is not None else StatementHolds()
         self._workgroups: dict[str, _Workgroup] = {}
         self._lock = threading.Lock()
-        subscribe = getattr(store, "subscribe", None)
-        if subscribe is not None:  # projects created or reset at run time (data/ingest.py)
-            subscribe(self.invalidate)
+        store.subscribe(self.invalidate)  # projects created or reset at run time (data/ingest.py)
 
     def invalidate(self, client_id: str) -> None:
         """Re-read the workgroup's catalogue and drop its cached translations (its tables changed)."""
         wg = self._workgroups.get(client_id)
         if wg is None:
             return
-        catalog = _read_catalog(self._database(client_id))
+        catalog = read_catalog(self._database(client_id))
         with wg.lock:
             wg.catalog = catalog
             wg.translations.clear()
@@ -172,7 +148,7 @@ class SqlEngine:
     # --- catalogue ----------------------------------------------------------------------------------
     def _database(self, client_id: str) -> duckdb.DuckDBPyConnection:
         try:
-            return self.store.database(client_id)  # type: ignore[attr-defined]
+            return self.store.database(client_id)
         except KeyError:
             raise SqlError("Unauthorized: unknown workgroup.", "unauthorized") from None
 
@@ -184,10 +160,10 @@ class SqlEngine:
             wg = self._workgroups.get(client_id)
             if wg is None:
                 db = self._database(client_id)
-                _install_metadata(db)
-                _install_hold_function(db)
+                install_metadata(db)
+                install_hold_function(db)
                 wg = _Workgroup(
-                    catalog=_read_catalog(db),
+                    catalog=read_catalog(db),
                     gate=threading.BoundedSemaphore(self.options.max_concurrent_queries),
                 )
                 self._workgroups[client_id] = wg
@@ -234,7 +210,7 @@ class SqlEngine:
                 rel = cur.sql(translated.sql, params=translated.bind([None] * translated.param_count))
                 return translated, [_column(n, t) for n, t in zip(rel.columns, rel.types, strict=True)]
             except duckdb.Error as e:
-                raise _engine_error(e, sql) from None
+                raise engine_error(e, sql) from None
             finally:
                 cur.close()
         finally:
@@ -244,7 +220,7 @@ class SqlEngine:
         self,
         client_id: str,
         sql: str,
-        params: list | None = None,
+        params: list[Any] | None = None,
         *,
         timeout: float | None = None,
         max_rows: int | None = None,
@@ -274,7 +250,7 @@ class SqlEngine:
         self,
         client_id: str,
         sql: str,
-        params: list | None,
+        params: list[Any] | None,
         select: Callable[[list[Column], list[str], list[str]], list[str]],
         *,
         timeout: float | None = None,
@@ -335,14 +311,14 @@ class SqlEngine:
         try:
             translated = self.translate(client_id, sql, ctx)
             if time.monotonic() - started >= limit:
-                raise _timed_out(limit)
+                raise timed_out(limit)
         except BaseException:
             wg.gate.release()
             raise
         return translated, wg, limit, ctx
 
     def _shape(
-        self, wg: _Workgroup, cur: duckdb.DuckDBPyConnection, sql: str, bound: dict
+        self, wg: _Workgroup, cur: duckdb.DuckDBPyConnection, sql: str, bound: dict[str, Any]
     ) -> tuple[list[Column], list[str]]:
         """Result columns of *sql* and each one's DuckDB type name (an ENUM is named ``ENUM``).
 
@@ -355,7 +331,7 @@ class SqlEngine:
             return hit
         rel = cur.sql(sql, params=bound)
         columns = [_column(n, t) for n, t in zip(rel.columns, rel.types, strict=True)]
-        duck_types = ["ENUM" if t.id == "enum" else _type_name(t) for t in rel.types]
+        duck_types = ["ENUM" if t.id == "enum" else type_name(t) for t in rel.types]
         with wg.lock:
             wg.shapes[key] = (columns, duck_types)
             if len(wg.shapes) > 256:
@@ -367,7 +343,7 @@ class SqlEngine:
         client_id: str,
         sql: str,
         translated: Translated,
-        params: list,
+        params: list[Any],
         timeout: float,
         max_rows: int | None,
         started: float,
@@ -380,7 +356,7 @@ class SqlEngine:
             if on_open is not None:
                 on_open(running.cancel)
             if running.cancelled:
-                raise _cancelled()
+                raise cancelled()
             self.holds.apply(sql, running, client_id)
             bound = translated.bind(params)
             if translated.explain:
@@ -417,7 +393,9 @@ class SqlEngine:
         finally:
             running.close()
 
-    def _explain(self, cur: duckdb.DuckDBPyConnection, translated: Translated, bound: dict) -> QueryResult:
+    def _explain(
+        self, cur: duckdb.DuckDBPyConnection, translated: Translated, bound: dict[str, Any]
+    ) -> QueryResult:
         import orjson
 
         rows = cur.execute("EXPLAIN " + translated.sql, bound).fetchall()
@@ -442,7 +420,7 @@ class ResultStream:
         client_id: str,
         sql: str,
         translated: Translated,
-        params: list,
+        params: list[Any],
         select: Callable[[list[Column], list[str], list[str]], list[str]],
         timeout: float,
         batch_rows: int,
@@ -552,417 +530,11 @@ _EXPLAIN_COLUMNS = [
 ]
 
 
-class Deadline:
-    """A running statement's cursor, time limit and cancel flag: it tells which of them interrupted DuckDB.
-
-    The time limit runs from *since* (default: now); :meth:`close` ends it and closes the cursor, and
-    lets go of it (the watchdog may hold a closed one until its time comes).
-    """
-
-    def __init__(
-        self, cursor: duckdb.DuckDBPyConnection, timeout: float, sql: str, *, since: float | None = None
-    ) -> None:
-        self._cursor: duckdb.DuckDBPyConnection | None = cursor
-        self.timeout = timeout
-        self.sql = sql
-        self.timed_out = False
-        self.cancelled = False
-        self._wake = threading.Event()  # ends a hold: set when interrupted, released or closed
-        _WATCHDOG.watch(self, (time.monotonic() if since is None else since) + timeout)
-
-    @property
-    def closed(self) -> bool:
-        return self._cursor is None
-
-    @property
-    def cursor(self) -> duckdb.DuckDBPyConnection:
-        if self._cursor is None:
-            raise SqlError("The statement is closed.", "internal")
-        return self._cursor
-
-    def _interrupt(self) -> None:
-        cursor = self._cursor
-        if cursor is not None:
-            with contextlib.suppress(duckdb.Error):  # closed meanwhile: nothing left to stop
-                cursor.interrupt()
-        self._wake.set()  # after the interrupt: a held statement then ends with DuckDB's InterruptException
-
-    def expire(self) -> None:
-        """The time limit is reached (called by the watchdog)."""
-        if not self.closed:
-            self.timed_out = True
-            self._interrupt()
-
-    def cancel(self) -> None:
-        """Interrupt the statement on the caller's request (from any thread)."""
-        self.cancelled = True
-        self._interrupt()
-
-    def hold(self) -> None:
-        """Wait, inside DuckDB, until the statement is interrupted (then raise its error) or released.
-
-        The wait is a DuckDB statement on this cursor calling a Python function that blocks on an event, so
-        the time limit and a cancel interrupt it exactly as they interrupt a long query.
-
-        :raises SqlError: timed out or cancelled.
-        """
-        token = next(_HOLD_TOKENS)
-        _HELD[token] = self._wake
-        try:
-            self.cursor.execute(f"SELECT {_HOLD_FUNCTION}(?)", [token]).fetchall()
-        except duckdb.Error as e:
-            raise self.error(e) from None
-        finally:
-            _HELD.pop(token, None)
-        if self.timed_out or self.cancelled:  # interrupted before DuckDB started the wait
-            raise _timed_out(self.timeout) if self.timed_out else _cancelled()
-
-    def pause(self) -> None:
-        """Wait between two batches of a streamed result until it is interrupted (then raise its error) or
-        released; DuckDB is idle meanwhile, so no DuckDB call is needed to wait.
-
-        :raises SqlError: timed out or cancelled.
-        """
-        self._wake.wait()
-        if self.timed_out or self.cancelled:
-            raise _timed_out(self.timeout) if self.timed_out else _cancelled()
-
-    def release(self) -> None:
-        """End a hold: the statement goes on and runs normally."""
-        self._wake.set()
-
-    def error(self, e: duckdb.Error) -> SqlError:
-        """The error to report for DuckDB error *e*: the time limit, the cancel, or the query's own."""
-        if self.timed_out:
-            return _timed_out(self.timeout)
-        if self.cancelled:
-            return _cancelled()
-        return _engine_error(e, self.sql)
-
-    def close(self) -> None:
-        cursor, self._cursor = self._cursor, None
-        self._wake.set()
-        if cursor is not None:
-            cursor.close()
-
-
-#: the DuckDB function a held statement waits in (registered in each workgroup's database)
-_HOLD_FUNCTION = "pm_sandbox_hold"
-_HOLD_TOKENS = itertools.count(1)
-_HELD: dict[int, threading.Event] = {}  # token -> the wake event of the statement waiting under it
-
-
-def _wait_held(token: int) -> bool:
-    """The body of the hold function: block until the statement's event is set (unknown token: at once)."""
-    wake = _HELD.get(token)
-    if wake is not None:
-        wake.wait()
-    return True
-
-
-def _install_hold_function(db: duckdb.DuckDBPyConnection) -> None:
-    """Register the hold function in *db* (once; every engine over the same store shares it)."""
-    cur = db.cursor()
-    try:
-        known = cur.execute(
-            "SELECT 1 FROM duckdb_functions() WHERE function_name = ?", [_HOLD_FUNCTION]
-        ).fetchall()
-        if not known:
-            with contextlib.suppress(duckdb.CatalogException):  # another engine registered it meanwhile
-                cur.create_function(_HOLD_FUNCTION, _wait_held, ["BIGINT"], "BOOLEAN", side_effects=True)
-    finally:
-        cur.close()
-
-
-@dataclass
-class _Hold:
-    sql_contains: str | None
-    client_id: str | None
-    times: int | None  # None: every matching statement until released
-    after_rows: int = 0  # 0: hold before the query runs; else once a streamed result has produced this many
-
-
-def _matches(hold: _Hold, sql: str, client_id: str) -> bool:
-    return (hold.sql_contains is None or hold.sql_contains in sql) and hold.client_id in (None, client_id)
-
-
-class StatementHolds:
-    """The hold switch: the next *times* statements whose Druid SQL contains a text, or of one workgroup (or
-    both), wait until interrupted; with ``times=None``, every matching statement until :meth:`release`.
-
-    A held statement has been admitted (translated, a query slot taken, registered for cancelling, its
-    time limit running) and then waits, inside DuckDB and without using CPU, until its time limit or a
-    cancel (Druid ``DELETE``, Avatica ``closeStatement``/``closeConnection``) interrupts it — it then fails
-    exactly as an interrupted long query does — or until :meth:`release`, after which it runs normally.
-    Thread-safe; the counters tell tests *when* something happened instead of how long it took.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._armed: list[_Hold] = []
-        self._held: list[Deadline] = []
-        self._by_workgroup: Counter[str] = Counter()
-        self._ended: Counter[str] = Counter()
-
-    def arm(
-        self,
-        sql_contains: str | None = None,
-        times: int | None = 1,
-        *,
-        client_id: str | None = None,
-        after_rows: int = 0,
-    ) -> None:
-        """Hold the next *times* statements whose SQL text contains *sql_contains* (case-sensitive) and/or
-        that workgroup *client_id* sends; ``times=None`` holds every one of them until :meth:`release`.
-
-        With *after_rows*, a statement whose result streams (the Druid SQL API; an Avatica result larger
-        than one block) is held mid-result instead: once it has produced at least that many rows (whole
-        batches, so a few more may have gone), between two batches, so the client has a partial result.
-        A statement whose result is read whole at once is not held by it.
-        """
-        if isinstance(after_rows, bool) or not isinstance(after_rows, int) or after_rows < 0:
-            raise ValueError(f"after_rows must be an integer of at least 0 (got {after_rows!r})")
-        for name, value in (("sql_contains", sql_contains), ("client_id", client_id)):
-            if value is not None and (not isinstance(value, str) or not value):
-                raise ValueError(f"{name} must be a non-empty string (got {value!r})")
-        if sql_contains is None and client_id is None:
-            raise ValueError("a hold needs sql_contains, client_id or both")
-        if times is not None and (isinstance(times, bool) or not isinstance(times, int) or times < 1):
-            raise ValueError(f"times must be an integer of at least 1, or null (got {times!r})")
-        with self._lock:
-            self._armed.append(_Hold(sql_contains, client_id, times, after_rows))
-
-    def _take(self, sql: str, client_id: str, mid_result: bool) -> _Hold | None:
-        """The first armed hold of the kind asked for matching *sql* and *client_id* (one ``times`` used)."""
-        if not self._armed:  # the usual case: nothing armed, no lock taken
-            return None
-        with self._lock:
-            hold = next(
-                (h for h in self._armed if (h.after_rows > 0) == mid_result and _matches(h, sql, client_id)),
-                None,
-            )
-            if hold is not None and hold.times is not None:
-                hold.times -= 1
-                if hold.times <= 0:
-                    self._armed.remove(hold)
-            return hold
-
-    def apply(self, sql: str, running: Deadline, client_id: str) -> None:
-        """Hold *running* if an armed hold matches *sql* and *client_id* (consuming one of its ``times``).
-
-        :raises SqlError: the held statement was timed out or cancelled.
-        """
-        if self._take(sql, client_id, mid_result=False) is not None:
-            self._wait(running, client_id, running.hold)
-
-    def after_rows(self, sql: str, client_id: str) -> int:
-        """The row count after which a streamed result of *sql* is to be held (0: not held); one ``times``
-        of the matching hold is used. The stream then calls :meth:`hold_mid_result` at that point."""
-        hold = self._take(sql, client_id, mid_result=True)
-        return hold.after_rows if hold is not None else 0
-
-    def hold_mid_result(self, running: Deadline, client_id: str) -> None:
-        """Hold a streamed result between two batches (see :meth:`after_rows`).
-
-        :raises SqlError: the held statement was timed out or cancelled.
-        """
-        self._wait(running, client_id, running.pause)
-
-    def _wait(self, running: Deadline, client_id: str, wait: Callable[[], None]) -> None:
-        with self._lock:
-            self._held.append(running)
-            self._by_workgroup[client_id] += 1
-        outcome = "failed"
-        try:
-            wait()
-            outcome = "released"
-        except SqlError as exc:
-            outcome = (
-                "cancelled" if exc.kind == "cancelled" else "timed_out" if exc.kind == "timeout" else "failed"
-            )
-            raise
-        finally:
-            with self._lock:
-                self._held.remove(running)
-                self._by_workgroup[client_id] -= 1
-                self._ended[outcome] += 1
-
-    def release(self) -> int:
-        """Let every held statement go on normally, and disarm the holds without a count (``times=None``);
-        returns how many statements were held."""
-        with self._lock:
-            self._armed = [h for h in self._armed if h.times is not None]
-            held = list(self._held)
-        for running in held:
-            running.release()
-        return len(held)
-
-    def clear(self) -> None:
-        """Disarm every hold, release the held statements and zero the ``ended`` counts."""
-        with self._lock:
-            self._armed.clear()
-        self.release()
-        with self._lock:
-            self._ended.clear()
-
-    def state(self) -> dict[str, Any]:
-        """``{"armed": [{"sql_contains", "client_id", "times"[, "after_rows"]}], "held": n,
-        "by_workgroup": {client_id: n}, "ended": {outcome: n}}``.
-
-        An outcome is ``cancelled``, ``timed_out``, ``released`` or ``failed``.
-        """
-        with self._lock:
-            return {
-                # after_rows only when set, so the state of a plain hold reads as before it existed
-                "armed": [
-                    {k: v for k, v in asdict(h).items() if k != "after_rows" or v} for h in self._armed
-                ],
-                "held": len(self._held),
-                "by_workgroup": {k: v for k, v in self._by_workgroup.items() if v},
-                "ended": dict(self._ended),
-            }
-
-
-class _Watchdog:
-    """Fires the statements' time limits from one daemon thread.
-
-    A ``threading.Timer`` per statement costs a thread start (~0.4 ms on a 2-core machine) on every query.
-    Closed deadlines leave the heap when their deadline comes up, or when the heap is compacted.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._heap: list[tuple[float, int, Deadline]] = []
-        self._order = itertools.count()
-        self._compact_at = 1024
-        self._thread: threading.Thread | None = None
-
-    def watch(self, running: Deadline, deadline: float) -> None:
-        """Expire *running* at *deadline* (``time.monotonic()`` seconds) unless it is closed by then."""
-        with self._cond:
-            if len(self._heap) >= self._compact_at:
-                self._heap = [entry for entry in self._heap if not entry[2].closed]
-                heapq.heapify(self._heap)
-                self._compact_at = max(1024, 2 * len(self._heap))
-            heapq.heappush(self._heap, (deadline, next(self._order), running))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="pm-sql-deadlines", daemon=True)
-                self._thread.start()
-            elif self._heap[0][2] is running:  # the earliest deadline now: the watchdog must wake sooner
-                self._cond.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while True:
-                    while self._heap and self._heap[0][2].closed:
-                        heapq.heappop(self._heap)
-                    if not self._heap:
-                        self._cond.wait()
-                        continue
-                    wait = self._heap[0][0] - time.monotonic()
-                    if wait <= 0:
-                        running = heapq.heappop(self._heap)[2]
-                        break
-                    self._cond.wait(wait)
-            try:
-                running.expire()
-            except Exception:  # the watchdog must outlive any one statement
-                log.exception("interrupting a statement at its time limit failed")
-
-
-_WATCHDOG = _Watchdog()
-
-
-def _timed_out(seconds: float) -> SqlError:
-    message = f"Query timeout: the statement ran longer than {seconds:g} s and was cancelled."
-    return SqlError(message, "timeout")
-
-
-def _cancelled() -> SqlError:
-    return SqlError("Query cancelled by its client.", "cancelled")
-
-
-def _column(name: str, duck_type: duckdb.typing.DuckDBPyType | str) -> Column:
-    druid = duckdb_to_druid(duck_type if isinstance(duck_type, str) else _type_name(duck_type))
+def _column(name: str, duck_type: duckdb.sqltypes.DuckDBPyType | str) -> Column:
+    druid = duckdb_to_druid(duck_type if isinstance(duck_type, str) else type_name(duck_type))
     if druid.startswith("ARRAY<"):
         return Column(name, "ARRAY", druid[6:-1], nullable=True)
     return Column(name, druid, nullable=name != "__time")
-
-
-def _type_name(duck_type: duckdb.typing.DuckDBPyType) -> str:
-    """DuckDB's name for *duck_type*, an ENUM (dictionary-encoded string) named VARCHAR."""
-    if duck_type.id == "enum":
-        return "VARCHAR"  # str() would spell out every value of the dictionary
-    if duck_type.id == "list":
-        return _type_name(duck_type.children[0][1]) + "[]"
-    return str(duck_type)
-
-
-# SQL naming a duckdb_columns() row's type as _type_name does (what the catalogue and metadata show).
-_COLUMN_TYPE_SQL = "CASE WHEN starts_with(data_type, 'ENUM(') THEN 'VARCHAR' ELSE data_type END"
-
-_ARROW = {
-    "BIGINT": pa.int64(),
-    "DOUBLE": pa.float64(),
-    "FLOAT": pa.float32(),
-    "VARCHAR": pa.string(),
-    "BOOLEAN": pa.bool_(),
-    "TIMESTAMP": pa.timestamp("ms"),
-    "DATE": pa.date32(),
-}
-
-
-def normalise(table: pa.Table, columns: list[Column]) -> pa.Table:
-    """Cast every column to the Arrow type of its Druid type (cheap when already right).
-
-    ENUM values arrive as Arrow dictionaries; the cast decodes them to plain strings, also inside
-    lists, structs and maps.
-    """
-    arrays = []
-    for col, arr in zip(columns, table.columns, strict=True):
-        if col.type == "ARRAY":
-            target = pa.list_(_ARROW.get(col.component or "VARCHAR", pa.string()))
-        else:
-            target = _ARROW.get(col.type) or _decoded(arr.type)
-        if arr.type == target:
-            arrays.append(arr)
-            continue
-        try:
-            if pa.types.is_timestamp(arr.type) and arr.type.tz is not None:
-                arr = pc.cast(arr, pa.timestamp(arr.type.unit))
-            arrays.append(pc.cast(arr, target, safe=False))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            arrays.append(pa.array([None if v is None else str(v) for v in arr.to_pylist()], target))
-    return pa.Table.from_arrays(arrays, names=[c.name for c in columns])
-
-
-def _decoded(t: pa.DataType) -> pa.DataType:
-    """*t* with every dictionary type replaced by its value type."""
-    if pa.types.is_dictionary(t):
-        return _decoded(t.value_type)
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        field = t.value_field.with_type(_decoded(t.value_type))
-        return pa.list_(field) if pa.types.is_list(t) else pa.large_list(field)
-    if pa.types.is_map(t):
-        return pa.map_(
-            t.key_field.with_type(_decoded(t.key_type)), t.item_field.with_type(_decoded(t.item_type))
-        )
-    if pa.types.is_struct(t):
-        return pa.struct([t.field(i).with_type(_decoded(t.field(i).type)) for i in range(t.num_fields)])
-    return t
-
-
-def _engine_error(e: duckdb.Error, sql: str) -> SqlError:
-    if isinstance(e, duckdb.InterruptException):
-        return SqlError("Query cancelled.", "timeout")
-    if isinstance(e, duckdb.PermissionException):
-        return SqlError("Query refused: it reaches outside the workgroup's tables.", "refused")
-    if isinstance(e, duckdb.OutOfMemoryException):
-        return SqlError(
-            "Resource limit exceeded: the query needs more memory than the sandbox allows.", "capacity"
-        )
-    return from_duckdb(type(e).__name__, str(e), sql)
 
 
 def windowing_enabled(context: Mapping[str, object] | None) -> bool:
@@ -973,7 +545,9 @@ def windowing_enabled(context: Mapping[str, object] | None) -> bool:
 _PARAM_NAME = re.compile(r"\$(p\d+)\b")
 
 
-def check_inlined(cur: duckdb.DuckDBPyConnection, translated: Translated, bound: dict, limit: int) -> None:
+def check_inlined(
+    cur: duckdb.DuckDBPyConnection, translated: Translated, bound: dict[str, Any], limit: int
+) -> None:
     """Refuse the statement, as Druid's broker does, when a subquery it would inline (``IN (subquery)``, the
     right-hand side of a join) produces more than *limit* rows (``maxSubqueryRows``).
 
@@ -994,81 +568,3 @@ def check_inlined(cur: duckdb.DuckDBPyConnection, translated: Translated, bound:
             continue  # a correlated subquery: not a standalone result (the query itself reports it)
         if counted and counted[0][0] > limit:
             raise subquery_limit(limit)
-
-
-def _read_catalog(db: duckdb.DuckDBPyConnection) -> Catalog:
-    cur = db.cursor()
-    try:
-        rows = cur.execute(
-            f"SELECT schema_name, table_name, column_name, {_COLUMN_TYPE_SQL} FROM duckdb_columns() "
-            "WHERE database_name = current_database() AND schema_name IN ('druid', 'lookup') "
-            "ORDER BY schema_name, table_name, column_index"
-        ).fetchall()
-    finally:
-        cur.close()
-    tables: dict[str, dict[str, str]] = {}
-    lookups: set[str] = set()
-    for schema, table, column, dtype in rows:
-        if schema == "druid":
-            tables.setdefault(table, {})[column] = dtype
-        else:
-            lookups.add(table)
-    return Catalog(tables=tables, lookups=frozenset(lookups))
-
-
-def _druid_type_sql(expr: str) -> str:
-    """SQL CASE mapping a DuckDB type-name expression to Druid's type name (mirrors duckdb_to_druid)."""
-    return f"""CASE
-      WHEN {expr} LIKE '%[]' THEN 'ARRAY<' || CASE WHEN {expr} LIKE 'VARCHAR%' THEN 'VARCHAR'
-           WHEN {expr} LIKE 'DOUBLE%' THEN 'DOUBLE' ELSE 'BIGINT' END || '>'
-      WHEN {expr} IN ('TINYINT','SMALLINT','INTEGER','BIGINT','HUGEINT') THEN 'BIGINT'
-      WHEN {expr} IN ('FLOAT','REAL') THEN 'FLOAT'
-      WHEN {expr} = 'DOUBLE' OR {expr} LIKE 'DECIMAL%' THEN 'DOUBLE'
-      WHEN {expr} LIKE 'TIMESTAMP%' THEN 'TIMESTAMP'
-      WHEN {expr} = 'DATE' THEN 'DATE'
-      WHEN {expr} = 'BOOLEAN' THEN 'BOOLEAN'
-      ELSE 'VARCHAR' END"""
-
-
-def _jdbc_type_sql(expr: str) -> str:
-    return f"""CASE {expr} WHEN 'BIGINT' THEN -5 WHEN 'DOUBLE' THEN 8 WHEN 'FLOAT' THEN 6
-      WHEN 'TIMESTAMP' THEN 93 WHEN 'DATE' THEN 91 WHEN 'BOOLEAN' THEN 16 WHEN 'VARCHAR' THEN 12
-      ELSE 2003 END"""
-
-
-def _install_metadata(db: duckdb.DuckDBPyConnection) -> None:
-    """Create Druid's INFORMATION_SCHEMA views (schema ``pm_meta``) in the workgroup's database."""
-    cur = db.cursor()
-    try:
-        if cur.execute("SELECT 1 FROM duckdb_schemas() WHERE schema_name = ?", [META_SCHEMA]).fetchall():
-            return
-        m = META_SCHEMA
-        cur.execute(f"CREATE SCHEMA {m}")
-        cur.execute(f"""CREATE VIEW {m}."SCHEMATA" AS
-        SELECT * FROM (VALUES ('druid','druid'), ('druid','lookup'), ('druid','INFORMATION_SCHEMA'))
-              AS s("CATALOG_NAME", "SCHEMA_NAME")""")
-        cur.execute(f"""CREATE VIEW {m}."TABLES" AS
-        SELECT 'druid' AS "TABLE_CATALOG", schema_name AS "TABLE_SCHEMA", table_name AS "TABLE_NAME",
-          'TABLE' AS "TABLE_TYPE", CASE WHEN schema_name = 'lookup' THEN 'YES' ELSE 'NO' END AS "IS_JOINABLE",
-          CASE WHEN schema_name = 'lookup' THEN 'YES' ELSE 'NO' END AS "IS_BROADCAST"
-        FROM duckdb_tables() WHERE database_name = current_database() AND schema_name IN ('druid', 'lookup')
-        UNION ALL
-        SELECT 'druid', 'INFORMATION_SCHEMA', t, 'SYSTEM_TABLE', 'NO', 'NO'
-        FROM (VALUES ('COLUMNS'), ('SCHEMATA'), ('TABLES')) AS v(t)""")
-        cur.execute(f"""CREATE VIEW {m}."COLUMNS" AS
-        SELECT 'druid' AS "TABLE_CATALOG", schema_name AS "TABLE_SCHEMA", table_name AS "TABLE_NAME",
-          column_name AS "COLUMN_NAME", CAST(column_index AS BIGINT) AS "ORDINAL_POSITION",
-          CAST(NULL AS VARCHAR) AS "COLUMN_DEFAULT",
-          CASE WHEN column_name = '__time' THEN 'NO' ELSE 'YES' END AS "IS_NULLABLE",
-          {_druid_type_sql("column_type")} AS "DATA_TYPE",
-          CAST(NULL AS BIGINT) AS "CHARACTER_MAXIMUM_LENGTH",
-          CAST(NULL AS BIGINT) AS "CHARACTER_OCTET_LENGTH",
-          CAST(NULL AS BIGINT) AS "NUMERIC_PRECISION", CAST(NULL AS BIGINT) AS "NUMERIC_PRECISION_RADIX",
-          CAST(NULL AS BIGINT) AS "NUMERIC_SCALE", CAST(NULL AS BIGINT) AS "DATETIME_PRECISION",
-          CASE WHEN column_type = 'VARCHAR' THEN 'UTF-16LE' END AS "CHARACTER_SET_NAME",
-          CASE WHEN column_type = 'VARCHAR' THEN 'UTF-16LE$en_US$primary' END AS "COLLATION_NAME",
-          {_jdbc_type_sql(_druid_type_sql("column_type"))} AS "JDBC_TYPE"
-        FROM (SELECT *, {_COLUMN_TYPE_SQL} AS column_type FROM duckdb_columns()
-              WHERE database_name = current_database() AND schema_name IN ('druid', 'lookup'))""")
-    finally:
-        cur.close()

@@ -14,6 +14,8 @@ messages end in `` (line [l], column [c])`` with the position repeated in ``cont
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["SqlError", "invalid_sql", "not_planned", "subquery_limit", "unexpected_token"]
 
 # kind -> (HTTP status, Druid errorCode, Druid category, Avatica errorCode, SQLSTATE, Avatica severity)
@@ -81,13 +83,13 @@ class SqlError(Exception):
         """The status Druid's SQL HTTP API answers with."""
         return _KINDS[self.kind][0]
 
-    def druid_body(self, query_id: str | None = None) -> dict:
+    def druid_body(self, query_id: str | None = None) -> dict[str, Any]:
         """The JSON error object of Druid's SQL HTTP API (``druidException``; legacy fields where Druid keeps
         them)."""
         context = dict(self.context)
         if query_id and self.kind in _LEGACY:
             context.setdefault("sqlQueryId", query_id)
-        body: dict = {
+        body: dict[str, Any] = {
             "error": "druidException",
             "errorCode": self.code,
             "persona": self.persona,
@@ -108,7 +110,7 @@ class SqlError(Exception):
             }
         return body
 
-    def avatica_body(self) -> dict:
+    def avatica_body(self) -> dict[str, Any]:
         """The Avatica ``ErrorResponse`` (every field the 1.26 driver knows, ``exceptions`` included)."""
         _, _, _, code, state, severity = _KINDS[self.kind]
         return {

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import Any
 
 import duckdb
 import numpy as np
 import orjson
 import pyarrow as pa
 
-from .engine import Column
+from .types import Column, by_druid
 
 __all__ = ["csv_sql", "encode_rows", "frame_rows", "row_json_sql", "text_buffer"]
 
@@ -72,12 +73,10 @@ def _expr(c: str, col: Column, mode: str, stringify: bool, duck_type: str = "") 
         return f"CAST(to_json({c}) AS VARCHAR)"
     if duck_type == "ENUM" and mode == "druid":
         return c  # JSON text of an ENUM value is its string: no cast needed
-    if duck_type and col.type in _CASTS and duck_type.upper() != _CASTS[col.type]:
-        return f"CAST({c} AS {_CASTS[col.type]})"  # HUGEINT, ENUM, ... → the Druid type's own
+    cast = by_druid(col.type).json_cast
+    if duck_type and cast is not None and duck_type.upper() != cast:
+        return f"CAST({c} AS {cast})"  # HUGEINT, ENUM, ... → the Druid type's own
     return c
-
-
-_CASTS = {"BIGINT": "BIGINT", "VARCHAR": "VARCHAR", "BOOLEAN": "BOOLEAN"}
 
 
 def row_json_sql(
@@ -128,7 +127,8 @@ def encode_rows(
     each followed by *terminator*.
 
     A small Avatica table (up to ``_SMALL_CELLS`` cells of plain types) is written by orjson: a DuckDB
-    encoding query costs ~2 ms however few its rows, orjson ~1 µs a cell. Same values either way.
+    encoding query has a fixed cost however few its rows, orjson a small one per cell (bench/README.md).
+    Same values either way.
     """
     if table.num_rows == 0:
         return pa.array([], pa.string())
@@ -150,18 +150,22 @@ def encode_rows(
 _SMALL_CELLS = 4096
 
 
-def _avatica_values(column: pa.ChunkedArray) -> list | None:
+def _avatica_values(column: pa.ChunkedArray) -> list[Any] | None:
     """The column's JSON-ready Python values in Avatica's conventions (see :func:`_expr`), or ``None`` for a
     type left to DuckDB (FLOAT, arrays, nested values)."""
     t = column.type
+    values: list[Any]
     if pa.types.is_timestamp(t) and t.unit == "ms" and t.tz is None:
-        return column.cast(pa.int64()).to_pylist()  # epoch milliseconds
+        values = column.cast(pa.int64()).to_pylist()  # epoch milliseconds
+        return values
     if pa.types.is_date32(t):
-        return column.cast(pa.int32()).to_pylist()  # days since 1970-01-01
+        values = column.cast(pa.int32()).to_pylist()  # days since 1970-01-01
+        return values
     if pa.types.is_float64(t):
         return [v if v is None or math.isfinite(v) else None for v in column.to_pylist()]
     if t in (pa.int64(), pa.string(), pa.bool_()):
-        return column.to_pylist()
+        values = column.to_pylist()
+        return values
     return None
 
 

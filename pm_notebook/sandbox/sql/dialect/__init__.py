@@ -6,14 +6,13 @@ The dialect is split by concern:
 * :mod:`.strict` — what Druid's parser, function table and planner accept (refusals in Druid's words);
 * :mod:`.functions` — Druid's function table as data (name → DuckDB rewrite, kind, doc page) and the rewriter;
 * :mod:`.timefns` — the time functions (periods, Joda patterns, UTC); :mod:`.multivalue` — multi-value
-  string semantics; :mod:`.integers` — integer division; :mod:`.druid_types` — Druid type names;
+  string semantics; :mod:`.integers` — integer division (Druid type names come from :mod:`..types`);
 * :mod:`.engine_errors` — DuckDB's run-time errors in Druid's words.
 
 The Druid release followed is named in ``docs/druid-dialect.md``.
 """
 
 from ..access import Catalog
-from .druid_types import duckdb_to_druid
 from .engine_errors import from_duckdb
 from .functions import FUNCTIONS, DruidFunction
 from .pipeline import Translated, translate
@@ -24,7 +23,6 @@ __all__ = [
     "Catalog",
     "DruidFunction",
     "Translated",
-    "duckdb_to_druid",
     "from_duckdb",
     "joda_to_strftime",
     "translate",

@@ -29,7 +29,7 @@ from .templates import literal_str, tmpl
 
 __all__ = ["FUNCTIONS", "SAME", "UNSUPPORTED", "DruidFunction", "Rewriter"]
 
-Handler = Callable[[exp.Expression, list[exp.Expression]], exp.Expression]
+Handler = Callable[[exp.Expr, list[exp.Expr]], exp.Expr]
 SAME = "same"
 UNSUPPORTED = "unsupported"
 
@@ -57,43 +57,43 @@ class DruidFunction:
     rewrite: str | Handler
 
 
-def _count_distinct(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def _count_distinct(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     return exp.Count(this=exp.Distinct(expressions=[a[0]]))
 
 
-def _quantile(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def _quantile(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     if len(a) < 2:
         raise SqlError(f"{str(node.this).upper()} needs (expr, probability).")
     return tmpl("CAST(quantile_disc(__A__, __B__) AS DOUBLE)", A=a[0], B=a[1])
 
 
-def _contains(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def _contains(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     if isinstance(a[1], exp.Array):
         return tmpl("list_has_all(__A__, __B__)", A=a[0], B=a[1])
     return tmpl("list_contains(__A__, __B__)", A=a[0], B=a[1])
 
 
-def _truncate(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def _truncate(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     if len(a) == 1:
         return tmpl("trunc(__A__)", A=a[0])
     return tmpl("trunc(__A__ * pow(10, __B__)) / pow(10, __B__)", A=a[0], B=a[1])
 
 
 def _pad(fn: str) -> Handler:
-    def pad(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+    def pad(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
         fill = a[2] if len(a) > 2 else exp.Literal.string(" ")
         return tmpl(f"{fn}(CAST(__A__ AS VARCHAR), CAST(__B__ AS INTEGER), __C__)", A=a[0], B=a[1], C=fill)
 
     return pad
 
 
-def _regexp_extract(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def _regexp_extract(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     # Druid answers NULL when the pattern does not match; DuckDB an empty string.
     index = a[2] if len(a) > 2 else exp.Literal.number(0)
     return tmpl("NULLIF(regexp_extract(__A__, __B__, __C__), '')", A=a[0], B=a[1], C=index)
 
 
-def _parse_long(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def _parse_long(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     if len(a) > 1 and not (isinstance(a[1], exp.Literal) and a[1].this == "10"):
         raise SqlError("PARSE_LONG: the sandbox reads base 10 only.", "unsupported")
     return tmpl("TRY_CAST(__A__ AS BIGINT)", A=a[0])
@@ -102,20 +102,20 @@ def _parse_long(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression
 def _any_args(fn: str) -> Handler:
     """A DuckDB list function over all the arguments (``HLL_SKETCH_UNION(a, b, c)``)."""
 
-    def union(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+    def union(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
         return tmpl(f"{fn}(flatten(__A__))", A=exp.Array(expressions=a))
 
     return union
 
 
-def _quantiles(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def _quantiles(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     items = [
         tmpl("CAST(list_aggregate(__A__, 'quantile_disc', __B__) AS DOUBLE)", A=a[0], B=q) for q in a[1:]
     ]
     return exp.Array(expressions=items)
 
 
-def _time_in_interval(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def _time_in_interval(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     text = literal_str(a[1] if len(a) > 1 else None, "the interval", "TIME_IN_INTERVAL")
     start, sep, end = text.partition("/")
     if not sep:
@@ -129,7 +129,7 @@ def _time_in_interval(node: exp.Expression, a: list[exp.Expression]) -> exp.Expr
     )
 
 
-def _string_agg(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def _string_agg(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     if len(a) < 2:
         raise SqlError("STRING_AGG needs (expr, separator[, maxSizeBytes]).")
     return tmpl("string_agg(__A__, __B__)", A=a[0], B=a[1])
@@ -151,7 +151,7 @@ _OFFSET_OF = "CAST(NULLIF(list_position(__A__, __B__), 0) - 1 AS BIGINT)"
 _ORDINAL_OF = "CAST(NULLIF(list_position(__A__, __B__), 0) AS BIGINT)"
 
 
-def _identity(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def _identity(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     return a[0]
 
 
@@ -404,7 +404,7 @@ class Rewriter:
         self.catalog = catalog
         self.mv = MultiValue(catalog)
 
-    def rewrite(self, tree: exp.Expression) -> exp.Expression:
+    def rewrite(self, tree: exp.Expr) -> exp.Expr:
         """Rewrite *tree*, children before parents (reversed pre-order), so nested calls are rewritten too."""
         for node in reversed(list(tree.walk())):
             new = self._node(node)
@@ -415,7 +415,7 @@ class Rewriter:
                     node.replace(new)
         return tree
 
-    def _node(self, node: exp.Expression) -> exp.Expression:
+    def _node(self, node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Anonymous):
             return self._call(node)
         if isinstance(node, exp.Floor | exp.Ceil) and node.args.get("to") is not None:
@@ -437,7 +437,7 @@ class Rewriter:
                     node.set(key, exp.cast(arg, "BIGINT"))
         return node
 
-    def _call(self, node: exp.Anonymous) -> exp.Expression:
+    def _call(self, node: exp.Anonymous) -> exp.Expr:
         name = str(node.this).upper()
         entry = FUNCTIONS.get(name)
         args = list(node.expressions)
@@ -462,7 +462,7 @@ class Rewriter:
             )
         return tmpl(template, **dict(zip(_ARGS, args, strict=False)))
 
-    def _lookup(self, a: list[exp.Expression]) -> exp.Expression:
+    def _lookup(self, a: list[exp.Expr]) -> exp.Expr:
         if len(a) < 2:
             raise SqlError("LOOKUP needs (expression, 'lookup name'[, 'replace missing value']).")
         name = literal_str(a[1], "the lookup name", "LOOKUP")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..access import Catalog
-from .druid_types import duckdb_to_druid
+from ..types import duckdb_to_druid
 
 __all__ = ["integer_division"]
 
@@ -29,14 +29,14 @@ _INT_FUNCS = {
 }
 
 
-def integer_division(tree: exp.Expression, catalog: Catalog) -> None:
+def integer_division(tree: exp.Expr, catalog: Catalog) -> None:
     """Rewrite ``a / b`` to DuckDB's ``a // b`` where both operands are known integers (Druid: BIGINT)."""
     for div in list(tree.find_all(exp.Div)):
         if _is_int(div.this, catalog) and _is_int(div.expression, catalog):
             div.replace(exp.IntDiv(this=div.this, expression=div.expression))
 
 
-def _is_int(node: exp.Expression | None, catalog: Catalog) -> bool:
+def _is_int(node: exp.Expr | None, catalog: Catalog) -> bool:
     """Whether *node* is known to be integer-typed; ``False`` when unknown (so ``/`` stays a DOUBLE one)."""
     if node is None:
         return False

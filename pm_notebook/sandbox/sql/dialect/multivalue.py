@@ -24,11 +24,11 @@ class MultiValue:
     def __init__(self, catalog: Catalog) -> None:
         self.columns = {c.lower() for c in catalog.multi_value_columns}
 
-    def is_mv(self, node: exp.Expression | None) -> bool:
+    def is_mv(self, node: exp.Expr | None) -> bool:
         """Whether *node* is a bare multi-value column."""
         return isinstance(node, exp.Column) and node.name.lower() in self.columns
 
-    def compare(self, node: exp.Binary) -> exp.Expression:
+    def compare(self, node: exp.Binary) -> exp.Expr:
         """``mv = 'x'`` → any value is ``'x'`` (``<>``: none is)."""
         left, right = node.this, node.expression
         if self.is_mv(left) and not self.is_mv(right):
@@ -46,7 +46,7 @@ class MultiValue:
         return found if isinstance(node, exp.EQ) else exp.Not(this=found)
 
 
-def under_array_fn(node: exp.Expression, top: exp.Expression) -> bool:
+def under_array_fn(node: exp.Expr, top: exp.Expr) -> bool:
     """Whether *node* is an argument of an ``MV_*``/``ARRAY_*`` function (which sees the whole array)."""
     p = node.parent
     while p is not None and p is not top.parent:
@@ -58,7 +58,7 @@ def under_array_fn(node: exp.Expression, top: exp.Expression) -> bool:
     return False
 
 
-def unnest_mv_groups(tree: exp.Expression, catalog: Catalog) -> None:
+def unnest_mv_groups(tree: exp.Expr, catalog: Catalog) -> None:
     """Druid's GROUP BY on a multi-value column: one group per value (see module docstring)."""
     mv = {c.lower() for c in catalog.multi_value_columns}
     if not mv:
@@ -171,7 +171,7 @@ def _point_at(select: exp.Select, col: exp.Column, hidden: str) -> None:
     """Make the select list, GROUP BY, HAVING and ORDER BY refer to the unnested *hidden* column."""
     name, qualifier = col.name.lower(), col.table
 
-    def same(node: exp.Expression) -> bool:
+    def same(node: exp.Expr) -> bool:
         return (
             isinstance(node, exp.Column)
             and node.name.lower() == name
@@ -181,7 +181,7 @@ def _point_at(select: exp.Select, col: exp.Column, hidden: str) -> None:
     def ref() -> exp.Column:
         return exp.column(hidden, table=qualifier or None, quoted=True)
 
-    def swap_refs(top: exp.Expression) -> exp.Expression:
+    def swap_refs(top: exp.Expr) -> exp.Expr:
         if same(top):
             return ref()
         for c in list(top.find_all(exp.Column)):

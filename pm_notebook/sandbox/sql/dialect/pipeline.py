@@ -14,17 +14,20 @@ arguments (``TIMESTAMPADD``) keep each value bound to its own placeholder.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.druid import Druid
 from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import TokenType
+from sqlglot.parsers.druid import DruidParser
+from sqlglot.tokenizer_core import TokenType
 
 from ..access import Catalog, check_first_keyword, check_tree
 from ..errors import SqlError, invalid_sql, unexpected_token
-from .druid_types import duckdb_to_druid
+from ..types import duckdb_to_druid
 from .functions import REWRITTEN, Rewriter
 from .integers import integer_division
 from .multivalue import unnest_mv_groups
@@ -38,22 +41,22 @@ __all__ = ["Translated", "translate"]
 _DIV_CALL = "PMSANDBOX_DRUID_DIV"  # a private function name the pipeline rewrites away
 
 
-def _plain_call(name: str):  # noqa: ANN202 - sqlglot's builder signature
+def _plain_call(name: str) -> Callable[[list[exp.Expr]], exp.Anonymous]:
     return lambda args: exp.Anonymous(this=name, expressions=args)
 
 
 class _DruidIn(Druid):
     """sqlglot's Druid dialect, with Calcite's TIMESTAMPDIFF/TIMESTAMPADD argument order kept as written."""
 
-    class Parser(Druid.Parser):
+    class Parser(DruidParser):  # what Druid.Parser names, as a class mypy can see
         # Every function the table rewrites stays a plain call, so the table (not sqlglot) decides its
         # DuckDB form; this also keeps Calcite's TIMESTAMPDIFF/TIMESTAMPADD argument order as written.
         FUNCTIONS = {
-            **Druid.Parser.FUNCTIONS,
+            **DruidParser.FUNCTIONS,
             **{name: _plain_call(name) for name in REWRITTEN},
             _DIV_CALL: _plain_call("DIV"),
         }
-        FUNCTION_PARSERS = {k: v for k, v in Druid.Parser.FUNCTION_PARSERS.items() if k not in REWRITTEN}
+        FUNCTION_PARSERS = {k: v for k, v in DruidParser.FUNCTION_PARSERS.items() if k not in REWRITTEN}
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class Translated:
     param_types: tuple[str, ...]
     inlined: tuple[tuple[str, str], ...] = ()
 
-    def bind(self, values: list) -> dict[str, object]:
+    def bind(self, values: list[Any]) -> dict[str, object]:
         """The DuckDB parameter mapping for *values* (one per ``?``)."""
         if len(values) != self.param_count:
             raise SqlError(
@@ -188,7 +191,7 @@ def _translate(sql: str, catalog: Catalog, windowing: bool) -> Translated:
     )
 
 
-def _inlined(tree: exp.Expression) -> tuple[tuple[str, str], ...]:
+def _inlined(tree: exp.Expr) -> tuple[tuple[str, str], ...]:
     """The subqueries Druid materialises on the broker: ``IN (subquery)`` and a join's right-hand subquery
     (Druid needs the right side of a join globally available, so a subquery there is inlined)."""
     found: list[tuple[str, str]] = []
@@ -204,7 +207,7 @@ def _inlined(tree: exp.Expression) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-def _parse_error(e: ParseError, tokens: list, src: Source) -> SqlError:
+def _parse_error(e: ParseError, tokens: list[Any], src: Source) -> SqlError:
     """sqlglot's parse error, as Druid's parser words it (the unexpected token and its position)."""
     info = e.errors[0] if e.errors else {}
     line, col = info.get("line"), info.get("col")
@@ -219,7 +222,7 @@ def _parse_error(e: ParseError, tokens: list, src: Source) -> SqlError:
     return invalid_sql(_ANSI.sub("", info.get("description", "") or str(e)).split("\n")[0])
 
 
-def _name_expressions(tree: exp.Expression) -> None:
+def _name_expressions(tree: exp.Expr) -> None:
     """Name unnamed result expressions ``EXPR$<i>`` as Druid (Calcite) does."""
     select = tree
     while isinstance(select, exp.SetOperation | exp.Subquery):
@@ -231,7 +234,7 @@ def _name_expressions(tree: exp.Expression) -> None:
             e.replace(exp.alias_(e.copy(), f"EXPR${i}", quoted=True))
 
 
-def _param_types(tree: exp.Expression, catalog: Catalog, count: int) -> tuple[str, ...]:
+def _param_types(tree: exp.Expr, catalog: Catalog, count: int) -> tuple[str, ...]:
     types = ["OTHER"] * count
     columns = {c: t for cols in catalog.tables.values() for c, t in cols.items()}
     for p in tree.find_all(exp.Placeholder):

@@ -20,11 +20,11 @@ from __future__ import annotations
 import re
 
 from sqlglot import exp
-from sqlglot.tokens import Token, TokenType
+from sqlglot.tokenizer_core import Token, TokenType
 
 from ..access import Catalog
 from ..errors import SqlError, invalid_sql, not_planned, unexpected_token
-from .druid_types import duckdb_to_druid
+from ..types import duckdb_to_druid
 from .functions import FUNCTIONS
 
 __all__ = ["MAX_DEPTH", "Source", "check_tokens", "check_tree"]
@@ -275,8 +275,8 @@ def check_tokens(tokens: list[Token], src: Source, catalog: Catalog, *, windowin
         line, col, *_ = src.pos(t)
         if kind in _REFUSED_TOKENS or (kind == TokenType.VAR and text.startswith("$")):
             raise unexpected_token(text, line, col)
-        adjacent = nxt is not None and nxt.start == t.end + 1
-        if kind in (TokenType.SLASH, TokenType.STAR) and adjacent and nxt.token_type == kind:
+        adjacent_twin = nxt is not None and nxt.start == t.end + 1 and nxt.token_type == kind
+        if nxt is not None and adjacent_twin and kind in (TokenType.SLASH, TokenType.STAR):
             raise unexpected_token(text + nxt.text, line, col)
         if prev is not None and prev.token_type == TokenType.STAR and up in _STAR_MODIFIERS:
             raise unexpected_token(text, line, col, ["FROM", ",", "AS"])
@@ -362,7 +362,7 @@ def _check_call(tokens: list[Token], i: int, src: Source, catalog: Catalog) -> N
 # --- the parsed statement --------------------------------------------------------------------------
 
 
-def check_tree(tree: exp.Expression, catalog: Catalog, locate: object) -> None:
+def check_tree(tree: exp.Expr, catalog: Catalog, locate: object) -> None:
     """Refuse what Druid's validator and planner refuse (see the module docstring).
 
     :param locate: ``locate(text) -> position | None`` finds a name in the statement for error positions.
@@ -383,7 +383,7 @@ def check_tree(tree: exp.Expression, catalog: Catalog, locate: object) -> None:
             _check_ordering(node, tree)
 
 
-def _check_column_case(tree: exp.Expression, catalog: Catalog, locate: object) -> None:
+def _check_column_case(tree: exp.Expr, catalog: Catalog, locate: object) -> None:
     """Druid's names are case-sensitive where DuckDB's are not: ``CASEID`` is not ``caseid``."""
     known = {c for cols in catalog.tables.values() for c in cols} | {"k", "v"}
     for node in tree.walk():
@@ -419,7 +419,7 @@ def _check_join(join: exp.Join) -> None:
         raise not_planned(f"SQL requires a join with '{kind}' condition that is not supported.")
 
 
-def _is_aggregate_call(node: exp.Expression) -> bool:
+def _is_aggregate_call(node: exp.Expr) -> bool:
     if isinstance(node, exp.AggFunc):
         return True
     if isinstance(node, exp.Anonymous):
@@ -438,7 +438,7 @@ def _aggregates(select: exp.Select) -> bool:
     return False
 
 
-def _reads_datasource(select: exp.Select, tree: exp.Expression) -> bool:
+def _reads_datasource(select: exp.Select, tree: exp.Expr) -> bool:
     """Whether *select* scans a Druid table (directly, or through non-aggregating subqueries or CTEs)."""
     from_ = select.args.get("from_")
     sources = ([from_.this] if from_ else []) + [j.this for j in select.args.get("joins") or []]
@@ -460,7 +460,7 @@ def _reads_datasource(select: exp.Select, tree: exp.Expression) -> bool:
     return False
 
 
-def _is_time(key: exp.Expression, select: exp.Select) -> bool:
+def _is_time(key: exp.Expr, select: exp.Select) -> bool:
     if isinstance(key, exp.Literal) and not key.is_string and key.this.isdigit():
         i = int(key.this) - 1
         if 0 <= i < len(select.expressions):
@@ -473,7 +473,7 @@ def _is_time(key: exp.Expression, select: exp.Select) -> bool:
     return isinstance(key, exp.Column) and key.name == "__time"
 
 
-def _check_ordering(select: exp.Select, tree: exp.Expression) -> None:
+def _check_ordering(select: exp.Select, tree: exp.Expr) -> None:
     if _aggregates(select) or not _reads_datasource(select, tree):
         return
     keys = [o.this if isinstance(o, exp.Ordered) else o for o in select.args["order"].expressions]

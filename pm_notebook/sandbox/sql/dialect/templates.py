@@ -12,11 +12,11 @@ from ..errors import SqlError
 PLAIN_TYPE_NAME = r"regexp_replace({fn}(__A__), '{enum}\((''([^'']|'''')*''(, )?)*\)', '{varchar}', 'g')"
 
 
-def tmpl(template: str, **args: exp.Expression) -> exp.Expression:
+def tmpl(template: str, **args: exp.Expr) -> exp.Expr:
     """Parse a DuckDB template and substitute the columns ``__A__``, ``__B__``... with *args*."""
     tree = sqlglot.parse_one(template, read="duckdb")
 
-    def sub(node: exp.Expression) -> exp.Expression:
+    def sub(node: exp.Expr) -> exp.Expr:
         if (
             isinstance(node, exp.Column)
             and not node.table
@@ -31,9 +31,9 @@ def tmpl(template: str, **args: exp.Expression) -> exp.Expression:
     return tree.transform(sub)
 
 
-def literal_str(node: exp.Expression | None, what: str, fn: str) -> str:
+def literal_str(node: exp.Expr | None, what: str, fn: str) -> str:
     if isinstance(node, exp.Literal) and node.is_string:
-        return node.this
+        return str(node.this)
     raise SqlError(
         f"{fn}: {what} must be a string literal (got {node.sql() if node else 'nothing'}).", "unsupported"
     )

@@ -135,7 +135,7 @@ def _known_zone(text: str) -> str | None:
     return zone
 
 
-def _zone(node: exp.Expression | None, fn: str) -> str | None:
+def _zone(node: exp.Expr | None, fn: str) -> str | None:
     """The zone a time function works in: its own argument, else the session's (``None``: UTC)."""
     if node is None or isinstance(node, exp.Null):
         session = _SESSION_ZONE.get()
@@ -143,12 +143,12 @@ def _zone(node: exp.Expression | None, fn: str) -> str | None:
     return _known_zone(literal_str(node, "the time zone", fn))
 
 
-def _local(ts: exp.Expression, zone: str) -> exp.Expression:
+def _local(ts: exp.Expr, zone: str) -> exp.Expr:
     """The wall-clock time in *zone* of the UTC instant *ts*."""
     return tmpl(f"timezone('{zone}', timezone('UTC', CAST(__A__ AS TIMESTAMP)))", A=ts)
 
 
-def _instant(local: exp.Expression, zone: str) -> exp.Expression:
+def _instant(local: exp.Expr, zone: str) -> exp.Expr:
     """The UTC instant of the wall-clock time *local* in *zone*."""
     return tmpl(f"timezone('UTC', timezone('{zone}', __A__))", A=local)
 
@@ -166,7 +166,7 @@ def joda_to_strftime(pattern: str) -> str:
         ) from None
 
 
-def _unit(node: exp.Expression | None, fn: str) -> str:
+def _unit(node: exp.Expr | None, fn: str) -> str:
     name = (
         (
             node.name
@@ -188,7 +188,7 @@ def _unit(node: exp.Expression | None, fn: str) -> str:
     return name
 
 
-def _floor_local(ts: exp.Expression, a: list[exp.Expression], fn: str, zone: str | None) -> exp.Expression:
+def _floor_local(ts: exp.Expr, a: list[exp.Expr], fn: str, zone: str | None) -> exp.Expr:
     """``TIME_FLOOR`` of *ts* (already the wall clock of *zone*, or UTC) in that same clock."""
     iv, monthly = _interval(literal_str(a[1], "the period", fn), fn)
     if len(a) > 2 and not isinstance(a[2], exp.Null):
@@ -203,7 +203,7 @@ def _floor_local(ts: exp.Expression, a: list[exp.Expression], fn: str, zone: str
     return tmpl(f"time_bucket(INTERVAL '{iv}', CAST(__A__ AS TIMESTAMP), TIMESTAMP '1970-01-01')", A=ts)
 
 
-def time_floor(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def time_floor(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     """``TIME_FLOOR(ts, period[, origin[, timezone]])``."""
     if len(a) < 2:
         raise SqlError("TIME_FLOOR needs (timestamp, period[, origin[, timezone]]).")
@@ -213,7 +213,7 @@ def time_floor(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
     return _instant(_floor_local(_local(a[0], zone), a, "TIME_FLOOR", zone), zone)
 
 
-def time_ceil(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def time_ceil(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     """``TIME_CEIL(ts, period[, origin[, timezone]])``."""
     if len(a) < 2:
         raise SqlError("TIME_CEIL needs (timestamp, period[, origin[, timezone]]).")
@@ -225,7 +225,7 @@ def time_ceil(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
     return ceil if zone is None else _instant(ceil, zone)
 
 
-def time_shift(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def time_shift(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     """``TIME_SHIFT(ts, period, step[, timezone])``."""
     if len(a) < 3:
         raise SqlError("TIME_SHIFT needs (timestamp, period, step[, timezone]).")
@@ -236,7 +236,7 @@ def time_shift(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
     return shifted if zone is None else _instant(shifted, zone)
 
 
-def time_extract(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def time_extract(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     """``TIME_EXTRACT(ts[, unit[, timezone]])``."""
     unit = literal_str(a[1], "the unit", "TIME_EXTRACT").upper() if len(a) > 1 else "MILLISECOND"
     zone = _zone(a[2] if len(a) > 2 else None, "TIME_EXTRACT")
@@ -245,7 +245,7 @@ def time_extract(node: exp.Expression, a: list[exp.Expression]) -> exp.Expressio
     return tmpl(EXTRACT[unit], A=a[0] if zone is None or unit == "EPOCH" else _local(a[0], zone))
 
 
-def time_format(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def time_format(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     """``TIME_FORMAT(ts[, pattern[, timezone]])`` (Joda pattern)."""
     pattern = _ISO_FORMAT
     if len(a) > 1 and not isinstance(a[1], exp.Null):
@@ -266,7 +266,7 @@ def time_format(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression
     )
 
 
-def time_parse(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def time_parse(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     """``TIME_PARSE(string[, pattern[, timezone]])``: NULL when the text does not parse, as in Druid."""
     zone = _zone(a[2] if len(a) > 2 else None, "TIME_PARSE")
     if len(a) > 1 and not isinstance(a[1], exp.Null):
@@ -277,7 +277,7 @@ def time_parse(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
     return parsed if zone is None else _instant(parsed, zone)
 
 
-def timestampdiff(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def timestampdiff(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     """``TIMESTAMPDIFF(unit, ts1, ts2)`` (Calcite's argument order)."""
     if len(a) != 3:
         raise SqlError("TIMESTAMPDIFF needs (unit, timestamp1, timestamp2).")
@@ -289,7 +289,7 @@ def timestampdiff(node: exp.Expression, a: list[exp.Expression]) -> exp.Expressi
     )
 
 
-def timestampadd(node: exp.Expression, a: list[exp.Expression]) -> exp.Expression:
+def timestampadd(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     """``TIMESTAMPADD(unit, count, ts)``."""
     if len(a) != 3:
         raise SqlError("TIMESTAMPADD needs (unit, count, timestamp).")
@@ -299,7 +299,7 @@ def timestampadd(node: exp.Expression, a: list[exp.Expression]) -> exp.Expressio
     return tmpl(f"CAST(__B__ AS TIMESTAMP) + INTERVAL 1 {unit} * CAST(__A__ AS BIGINT)", A=a[1], B=a[2])
 
 
-def floor_ceil_to(node: exp.Floor | exp.Ceil) -> exp.Expression:
+def floor_ceil_to(node: exp.Floor | exp.Ceil) -> exp.Expr:
     """``FLOOR(ts TO unit)`` / ``CEIL(ts TO unit)``."""
     unit = _unit(node.args["to"], "FLOOR/CEIL ... TO")
     zone = _zone(None, "FLOOR/CEIL ... TO")
@@ -315,7 +315,7 @@ def floor_ceil_to(node: exp.Floor | exp.Ceil) -> exp.Expression:
     return out if zone is None else _instant(out, zone)
 
 
-def extract(node: exp.Extract) -> exp.Expression:
+def extract(node: exp.Extract) -> exp.Expr:
     """``EXTRACT(unit FROM ts)`` with Druid's units (ISO day of week), in the session's time zone."""
     unit = (node.this.name if isinstance(node.this, exp.Var | exp.Column) else str(node.this)).upper()
     if unit in EXTRACT:
