@@ -92,7 +92,7 @@ RULES: dict[str, set[str]] = {
     "_checks": set(),
     # the magics: a frontend over the client (sql only for its TRANSPORTS names, see the test below)
     "magic.*": {"connection", "config", "_context", "_checks", "api", "sql"},
-    "widgets.*": {"connection", "api", "config", "_context", "mining"},
+    "widgets.*": {"connection", "api", "config", "_context", "_checks", "mining"},
     "testing": {"magic", "connection"},
     "sandbox.*": set(),
 }

@@ -28,7 +28,6 @@ class Session:
 
     def __init__(self) -> None:
         self._owned: Connection | None = None  # the connection a magic opened (closed when replaced)
-        self._choice: ProjectChoice | None = None
         #: completion cache: table name -> column names
         self.columns: dict[str, list[str]] = {}
         #: completion cache: the tables of the chosen project, or of the last workgroup-wide listing
@@ -92,14 +91,21 @@ class Session:
 
     # --- the project -------------------------------------------------------------------------------------
     def choice(self, conn: Connection) -> ProjectChoice | None:
-        """The project chosen for *conn* (a choice made on another connection does not apply)."""
-        return self._choice if self._choice is not None and self._choice.conn is conn else None
+        """The project chosen for *conn* (a choice made on another connection does not apply).
+
+        The choice lives in :mod:`pm_notebook._context`, so a project chosen in the ProjectBrowser is the one
+        of later cells too.
+        """
+        chosen = _context.get_project(conn)
+        if chosen is None:
+            return None
+        return ProjectChoice(conn=conn, project=chosen.project, tables=list(chosen.tables))
 
     def choose_project(self, conn: Connection, wanted: str) -> None:
         """``--project NAME|ID``: choose the project behind ``{cases}``, ``{vertex}``, ``{edge}``."""
         project = pick_project(conn.projects(), wanted)
         tables = conn.tables(project)
-        self._choice = ProjectChoice(conn=conn, project=project, tables=tables)
+        _context.set_project(conn, project, tables)
         self.tables_seen = list(tables)
 
     def shortcut(self, conn: Connection, name: str) -> str | None:
@@ -126,7 +132,10 @@ class Session:
     # --- what completion and error suggestions know (read once, never raising) ---------------------------
     def known_tables(self, conn: Connection) -> list[Table]:
         """The tables completion offers: the chosen project's, else those listed (listed once if none)."""
-        if not self.tables_seen and self.choice(conn) is None:
+        choice = self.choice(conn)
+        if choice is not None:
+            return list(choice.tables)
+        if not self.tables_seen:
             try:
                 self.tables(conn)
             except Exception:  # completion offers less rather than failing

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import logging
+import re
+import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
+from .. import _context
 from .._cells import cell_int
-from .._context import get_current
+from .._checks import find_project
 from .._models import Column, Project, Table
 from ..connection import Connection
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, NotFound
 from ._common import NO_WIDGETS, Jobs, StatusLine, close_children, describe_error, esc, scroll_box
 from ._insert import QueryInserter
 
@@ -24,17 +27,66 @@ __all__ = ["ProjectBrowser", "pmsql_for"]
 log = logging.getLogger(__name__)
 
 
-def pmsql_for(table: Table, limit: int = 100) -> str:
+#: what an analyst calls each kind of table, in the order the browser lists them
+KIND_WORDS = {"cases": "cases", "vertex": "tasks", "edge": "transitions"}
+
+# an id at the start of a value: a UUID (a project, table or graph key, maybe with a suffix such as
+# ``_vertex``) or a 32-digit hex hash (a task's vertex_id)
+_LONG_ID = re.compile(r"[0-9a-fA-F]{8}(?:(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|[0-9a-fA-F]{24})")
+
+
+def pmsql_for(
+    table: Table, limit: int = 100, *, project: str | None = None, shortcut: str | None = None
+) -> str:
     """The ready ``%%pmsql`` cell offered for *table*.
+
+    :param project: the ``--project`` value (a name or id) that makes the cell choose the table's project,
+        for itself and the cells after it.
+    :param shortcut: ``cases``, ``vertex`` or ``edge``: name the table by its shortcut (``{vertex}``) rather
+        than by its quoted name; only with *project*.
 
     >>> pmsql_for(Table(name="p-1_vertex", project_id="p-1"))
     '%%pmsql\\nSELECT *\\nFROM "p-1_vertex"\\nLIMIT 100'
+    >>> print(pmsql_for(Table(name="p-1_vertex", project_id="p-1"), project="My project", shortcut="vertex"))
+    %%pmsql --project "My project"
+    SELECT *
+    FROM {vertex}
+    LIMIT 100
     """
-    return f"%%pmsql\nSELECT *\nFROM {table.sql_name}\nLIMIT {int(limit)}"
+    head = "%%pmsql"
+    if project is not None:
+        # the magic's option parser groups quotes as a shell does; double quotes read best when they fit
+        quoted = f'"{project}"' if '"' not in project else shlex.quote(project)
+        head += f" --project {quoted}"
+    source = f"{{{shortcut}}}" if project is not None and shortcut else table.sql_name
+    return f"{head}\nSELECT *\nFROM {source}\nLIMIT {int(limit)}"
 
 
-def _project_label(project: Project) -> str:
-    return f"{project.name} \u2014 {project.id}" if project.name else project.id
+def short_id(value: object) -> object:
+    """*value* with a leading long id (a UUID, a 32-digit hex hash) cut to its first 8 characters
+    (``325d96a9…_vertex``); other values as they are. The preview shows ids this way so that a row stays one
+    line; the DataFrame keeps them whole.
+
+    >>> short_id("325d96a9-31c5-53e4-971a-990ae45ca02f_vertex"), short_id(12), short_id("PO-0001")
+    ('325d96a9…_vertex', 12, 'PO-0001')
+    """
+    if isinstance(value, str) and (found := _LONG_ID.match(value)):
+        return f"{value[:8]}\u2026{value[found.end() :]}"
+    return value
+
+
+def _preview_html(frame: pd.DataFrame) -> str:
+    """The preview table, ids shortened (:func:`short_id`); the frame itself is not changed."""
+    import pandas as pd
+
+    def shorten(value: object) -> str:
+        return str(short_id(value))
+
+    texts = [c for c in frame.columns if pd.api.types.is_string_dtype(frame[c])]
+    html: str = frame.to_html(
+        index=False, max_cols=40, border=0, classes="pm-preview", formatters=dict.fromkeys(texts, shorten)
+    )
+    return html
 
 
 def _columns_html(columns: list[Column]) -> str:
@@ -49,6 +101,11 @@ def _columns_html(columns: list[Column]) -> str:
 
 class ProjectBrowser(w.VBox):
     """Browse the workgroup: projects (REST listing) → tables → columns (INFORMATION_SCHEMA) → preview.
+
+    Projects are listed by name, tables by what they hold (cases, tasks, transitions) and their project's
+    name. Choosing a project makes it the project of later ``%%pmsql`` cells, as ``%pmsql --project`` does:
+    ``{cases}``, ``{vertex}`` and ``{edge}`` then name its tables. The offered cell names the table by its
+    shortcut and chooses the project itself, so it also runs after a kernel restart.
 
     :param connection: the connection to browse; by default the notebook's current one (set by
         :class:`~pm_notebook.widgets.CredentialWidget` or :func:`pm_notebook._context.set_current`),
@@ -87,11 +144,14 @@ class ProjectBrowser(w.VBox):
         self._loaded = False
         self._jobs = Jobs("browser")
         self._projects: list[Project] = []
-        self._tables: list[Table] = []
+        self._listing: list[Table] = []  # the selected project's tables in the service's order
+        self._tables: list[Table] = []  # the same, in the browser's order (cases, tasks, transitions)
         self._selected_project: Project | None = None
         self._selected_table: Table | None = None
         self.columns: list[Column] = []
-        self.preview: pd.DataFrame | None = None  # the first rows, once loaded
+        self.preview: pd.DataFrame | None = (
+            None  # the first rows, once loaded (ids whole; shortened on screen)
+        )
         self.row_count: int | None = None
         self.last_error: BaseException | None = None
         self._quiet = False
@@ -108,14 +168,14 @@ class ProjectBrowser(w.VBox):
             options=[],
             rows=8,
             description="Projects",
-            layout=w.Layout(width="34em"),
+            layout=w.Layout(width="30em"),
             style={"description_width": "5em"},
         )
         self.table_list = w.Select(
             options=[],
             rows=8,
             description="Tables",
-            layout=w.Layout(width="28em"),
+            layout=w.Layout(width="30em"),
             style={"description_width": "4em"},
         )
         self.columns_view = w.HTML()
@@ -133,7 +193,8 @@ class ProjectBrowser(w.VBox):
                 self.status,
                 w.HBox([self.project_list, self.table_list]),
                 detail,
-                w.HBox([self.inserter, self.query_view]),
+                # the offered cell on its own lines under the button: never run into a status text
+                w.VBox([self.inserter, self.query_view]),
             ],
             **kwargs,
         )
@@ -149,7 +210,7 @@ class ProjectBrowser(w.VBox):
     @property
     def connection(self) -> Connection:
         """The browsed connection: the injected one, else the notebook's current one."""
-        conn = self._connection or get_current()
+        conn = self._connection or _context.get_current()
         if conn is None:
             raise ConfigurationError(
                 "No connection to browse.",
@@ -165,7 +226,7 @@ class ProjectBrowser(w.VBox):
 
     @property
     def tables(self) -> list[Table]:
-        """The tables of the selected project (unfiltered)."""
+        """The tables of the selected project (unfiltered): cases, tasks, transitions."""
         return list(self._tables)
 
     @property
@@ -188,17 +249,46 @@ class ProjectBrowser(w.VBox):
         """The ``%%pmsql`` cell offered for the selected table ('' before one is selected)."""
         return self.inserter.query
 
+    def project_label(self, project: Project) -> str:
+        """How the Projects list shows *project*: its name (with the start of its id when another project
+        has the same name), its id only when it has no name."""
+        if not project.name:
+            return project.id
+        if sum(p.name == project.name for p in self._projects) > 1:
+            return f"{project.name} ({short_id(project.id)})"
+        return project.name
+
+    def table_label(self, table: Table) -> str:
+        """How the Tables list shows *table*: what it holds and its project (``tasks — Purchase to Pay``).
+
+        A table that is not its kind's shortcut table (a second transitions table) adds what its name
+        has after the project id, so no two labels are alike.
+        """
+        word = KIND_WORDS.get(table.kind, table.kind)
+        if self._shortcut(table) is None:
+            rest = table.name[len(table.project_id) :] if table.name.startswith(table.project_id) else ""
+            word += f" ({rest.lstrip('_') or short_id(table.name)})"
+        project = self._selected_project
+        owner = (
+            self.project_label(project) if project is not None and project.id == table.project_id else None
+        )
+        return f"{word} \u2014 {owner or short_id(table.project_id)}"
+
     def refresh(self) -> list[Project]:
         """Reload the project list (as the Refresh button does) and wait; returns the projects."""
         self._refresh(wait=True)
         return self.projects
 
     def select(self, project: Project | str | None = None, table: Table | str | None = None) -> None:
-        """Select a project and/or a table (by object, id or name) as a click would, and wait.
+        """Select a project and/or a table as a click would, and wait.
 
-        :raises ConfigurationError: no listed project or table matches.
+        :param project: a :class:`Project`, or a project's id or name (as ``%pmsql --project`` takes).
+        :param table: a :class:`Table`, a table name, a shortcut (``vertex``, ``{vertex}``) or what the
+            table holds (``cases``, ``tasks``, ``transitions``).
+        :raises NotFound: no listed project has that id or name.
+        :raises ConfigurationError: no table of the selected project matches.
         """
-        if not self._loaded:
+        if not self._projects:  # not listed yet, or listing in the background (the display's autoload)
             self._refresh(wait=True)
         if project is not None:
             chosen = self._find_project(project)
@@ -224,7 +314,7 @@ class ProjectBrowser(w.VBox):
         return self._jobs.wait(timeout)
 
     def close(self) -> None:
-        """Drop pending loads and close the widget (the connection stays open)."""
+        """Drop pending loads and close the widget (the connection and the chosen project stay)."""
         jobs = getattr(self, "_jobs", None)  # also called from __del__ of a widget whose __init__ failed
         for slot in ("projects", "tables", "table"):
             if jobs is not None:
@@ -246,39 +336,48 @@ class ProjectBrowser(w.VBox):
             self.refresh_button.disabled = False
             self.last_error = None
             keep = self._selected_project.id if self._selected_project else None
+            if keep and not any(p.id == keep for p in self._projects):
+                self._selected_project, self._selected_table = None, None
+                self._listing, self._tables = [], []
+                self._clear_table_view()
+            self.status.show("", "ok")
             self._apply_filter()
-            if keep and any(p.id == keep for p in self._projects):
-                self._set_quietly(self.project_list, keep)
-            n = len(self._projects)
-            self.status.show(f"{n} project{'s' if n != 1 else ''}. Select one to see its tables.", "ok")
 
         self._jobs.run("projects", work, done, self._failed, wait=wait)
 
     def _load_project(self, project: Project, *, wait: bool) -> None:
         self._selected_project, self._selected_table = project, None
-        self._tables = []
+        self._listing, self._tables = [], []
         self._set_quietly(self.table_list, None, options=[])
         self._clear_table_view()
-        self.status.show(f"Loading the tables of {_project_label(project)} \u2026", "busy")
+        self.status.show(f"Loading the tables of {self.project_label(project)} \u2026", "busy")
 
-        def work() -> list[Table]:
-            return list(self.connection.tables(project))
+        def work() -> tuple[Connection, list[Table]]:
+            conn = self.connection
+            return conn, list(conn.tables(project))
 
-        def done(tables: list[Table]) -> None:
-            self._tables = sorted(tables, key=lambda t: t.name)
+        def done(result: tuple[Connection, list[Table]]) -> None:
+            conn, tables = result
+            self._listing = tables
+            order = list(KIND_WORDS)
+            self._tables = sorted(
+                tables, key=lambda t: (order.index(t.kind) if t.kind in order else len(order), t.name)
+            )
+            # the project of later %%pmsql cells, as %pmsql --project chooses it
+            _context.set_project(conn, project, tables)
             self.last_error = None
+            self.status.show("", "ok")
             self._apply_filter()
-            n = len(self._tables)
-            self.status.show(f"{project.name or project.id}: {n} table{'s' if n != 1 else ''}.", "ok")
 
         self._jobs.run("tables", work, done, self._failed, wait=wait)
 
     def _load_table(self, table: Table, *, wait: bool) -> None:
         self._selected_table = table
         self._clear_table_view()
+        label = self.table_label(table)
         self.columns_view.value = "<i>Loading columns \u2026</i>"
         self.preview_view.value = "<i>Loading preview \u2026</i>"
-        self.status.show(f"Loading {table.name} \u2026", "busy")
+        self.status.show(f"Loading {label} \u2026", "busy")
         limit = self.preview_rows
 
         def work() -> tuple[list[Column], pd.DataFrame, int]:
@@ -293,16 +392,18 @@ class ProjectBrowser(w.VBox):
             self.last_error = None
             self.columns_view.value = _columns_html(self.columns)
             self.count_view.value = (
-                f"<b>{self.row_count:,}</b> rows in <code>{esc(table.name)}</code>; "
+                f"<b>{self.row_count:,}</b> rows in {esc(label)}; "
                 f"the first {min(limit, self.row_count)} shown."
             )
-            self.preview_view.value = scroll_box(
-                self.preview.to_html(index=False, max_cols=40, border=0, classes="pm-preview")
-            )
-            self.inserter.query = pmsql_for(table)
+            self.preview_view.value = scroll_box(_preview_html(self.preview))
+            self.inserter.query = self._cell_for(table)
             self.inserter.disabled = False
-            self.query_view.value = f"<code>{esc(' '.join(self.inserter.query.splitlines()[1:]))}</code>"
-            self.status.show(f"{table.name}: {len(self.columns)} columns, {self.row_count:,} rows.", "ok")
+            self.query_view.value = (
+                '<pre class="pm-query" style="margin:0.3em 0 0;line-height:normal">'
+                f"{esc(self.inserter.query)}</pre>"
+            )
+            self.status.show("", "ok")
+            self._show_state()
             for callback in self._callbacks:
                 callback(table)
 
@@ -314,6 +415,25 @@ class ProjectBrowser(w.VBox):
         self._jobs.run("table", work, done, failed, wait=wait)
 
     # --- helpers -------------------------------------------------------------------------------
+    def _shortcut(self, table: Table) -> str | None:
+        """The shortcut naming *table* once its project is chosen (the first listed table of its kind)."""
+        first = next((t for t in self._listing if t.kind == table.kind), None)
+        return table.kind if first is not None and first.name == table.name else None
+
+    def _cell_for(self, table: Table) -> str:
+        """The offered cell: it chooses the project (by name when that is unambiguous) and uses a shortcut."""
+        project = self._selected_project
+        if project is None:
+            return pmsql_for(table)
+        wanted = project.id
+        if project.name:
+            try:
+                if find_project(self._projects, project.name).id == project.id:
+                    wanted = project.name
+            except (NotFound, ConfigurationError):  # a name two projects share: the id is unambiguous
+                pass
+        return pmsql_for(table, project=wanted, shortcut=self._shortcut(table))
+
     def _failed(self, exc: BaseException) -> None:
         self.last_error = exc
         self.refresh_button.disabled = False
@@ -336,53 +456,87 @@ class ProjectBrowser(w.VBox):
         finally:
             self._quiet = False
 
-    def _apply_filter(self) -> None:
+    def _matches(self) -> tuple[list[Project], list[Table]]:
+        """The projects and tables the filter lets through (the selected project is not added here)."""
         needle = self.filter.value.strip().lower()
-        projects = [p for p in self._projects if not needle or needle in _project_label(p).lower()]
+        projects = [
+            p for p in self._projects if not needle or needle in f"{self.project_label(p)} {p.id}".lower()
+        ]
+        tables = [
+            t for t in self._tables if not needle or needle in f"{self.table_label(t)} {t.name}".lower()
+        ]
+        return projects, tables
+
+    def _apply_filter(self) -> None:
+        projects, tables = self._matches()
         if self._selected_project is not None and self._selected_project not in projects:
             projects.insert(0, self._selected_project)  # keep the selection visible while filtering
-        tables = [
-            t
-            for t in self._tables
-            if not needle
-            or needle in t.name.lower()
-            or (
-                self._selected_project is not None
-                and needle in _project_label(self._selected_project).lower()
-            )
-        ]
         keep_p = self._selected_project.id if self._selected_project else None
         keep_t = self._selected_table.name if self._selected_table else None
-        self._set_quietly(self.project_list, keep_p, options=[(_project_label(p), p.id) for p in projects])
-        table_options = [(t.name, t.name) for t in tables]
+        self._set_quietly(
+            self.project_list, keep_p, options=[(self.project_label(p), p.id) for p in projects]
+        )
+        table_options = [(self.table_label(t), t.name) for t in tables]
         self._set_quietly(
             self.table_list,
             keep_t if any(v == keep_t for _, v in table_options) else None,
             options=table_options,
         )
+        self._show_state()
+
+    def _show_state(self) -> None:
+        """Say what the lists show now, the filter counted in; a loading or error status stays."""
+        if self.status.kind not in ("ok", "idle") or not self._loaded:
+            return
+        needle = self.filter.value.strip()
+        projects, tables = self._matches()
+        n, k = len(self._projects), len(projects)
+        m, j = len(self._tables), len(tables)
+
+        def counted(shown: int, total: int, noun: str) -> str:
+            plural = noun if total == 1 else noun + "s"
+            return f"{shown} of {total} {plural}" if needle else f"{total} {plural}"
+
+        project, table = self._selected_project, self._selected_table
+        if table is not None and self.row_count is not None:
+            text = f"{self.table_label(table)}: {len(self.columns)} columns, {self.row_count:,} rows."
+            if needle:
+                text += f" Filter {needle!r}: {counted(k, n, 'project')}, {counted(j, m, 'table')}."
+        elif project is not None and not self._listing and not self._tables:
+            text = f"{self.project_label(project)}: no tables yet."
+        elif project is not None:
+            shortcuts = ", ".join(f"{{{s}}}" for t in self._tables if (s := self._shortcut(t)))
+            text = f"{self.project_label(project)}: {counted(j, m, 'table')}"
+            text += f" match {needle!r}." if needle else "."
+            if shortcuts:
+                text += f" %%pmsql cells now use it: {shortcuts}."
+            text += " Select a table to see its columns and rows."
+        else:
+            text = counted(k, n, "project") + (f" match {needle!r}." if needle else ".")
+            text += " Select one to see its tables." if k else " Clear the filter to see them all."
+        self.status.show(text, "ok")
 
     def _find_project(self, wanted: Project | str) -> Project:
-        key = wanted.id if isinstance(wanted, Project) else str(wanted)
-        for project in self._projects:
-            if key in (project.id, project.name):
-                return project
-        raise ConfigurationError(
-            f"No project {key!r} in this workgroup's listing.",
-            hint="Use a project id or name from browser.projects, or call refresh().",
-        )
+        return find_project(self._projects, wanted.id if isinstance(wanted, Project) else str(wanted))
 
     def _find_table(self, wanted: Table | str) -> Table:
         if self._selected_project is None:
             raise ConfigurationError(
                 "Select a project before a table.", hint="select(project=..., table=...)"
             )
-        key = wanted.name if isinstance(wanted, Table) else str(wanted)
+        key = wanted.name if isinstance(wanted, Table) else str(wanted).strip()
         for table in self._tables:
             if key == table.name:
                 return table
-        names = ", ".join(t.name for t in self._tables) or "none"
+        bare = key.strip("{}").lower()
+        kind = next((k for k, word in KIND_WORDS.items() if bare in (k, word)), None)
+        for table in self._listing:  # the shortcut's table: the first of its kind, as %%pmsql takes it
+            if kind is not None and table.kind == kind:
+                return table
+        names = ", ".join(f"{KIND_WORDS.get(t.kind, t.kind)} ({t.name})" for t in self._tables) or "none"
         raise ConfigurationError(
-            f"No table {key!r} in project {self._selected_project.id}.", hint=f"Its tables: {names}."
+            f"No table {key!r} in project {self.project_label(self._selected_project)!r}.",
+            hint=f"Name one by what it holds (cases, tasks, transitions) or by name. Its tables: {names}.",
         )
 
     def _project_clicked(self, change: dict[str, Any]) -> None:
@@ -401,9 +555,9 @@ class ProjectBrowser(w.VBox):
 
     def _inserted(self, how: str) -> None:
         text = {
-            "cell": "The %%pmsql query was inserted into a new cell below.",
-            "clipboard": "The %%pmsql query was copied to the clipboard: paste it into a cell.",
-        }.get(how, "Copy the %%pmsql query shown next to the button into a cell.")
+            "cell": "The %%pmsql cell below the browser is ready: run it.",
+            "clipboard": "The %%pmsql cell was copied to the clipboard: paste it into a cell.",
+        }.get(how, "Copy the %%pmsql cell shown under the button into a cell.")
         self.status.show(text, "ok")
 
     # --- display -------------------------------------------------------------------------------
@@ -428,6 +582,6 @@ class ProjectBrowser(w.VBox):
         return f"<pre>{esc(self._fallback_text())}</pre>"
 
     def __repr__(self) -> str:
-        project = self._selected_project.id if self._selected_project else None
-        table = self._selected_table.name if self._selected_table else None
+        project = self.project_label(self._selected_project) if self._selected_project else None
+        table = self.table_label(self._selected_table) if self._selected_table else None
         return f"ProjectBrowser(project={project!r}, table={table!r}, status={self.status.text!r})"

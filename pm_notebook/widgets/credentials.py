@@ -282,8 +282,9 @@ class CredentialWidget(w.VBox):
                     set_current(None)
                 previous.close()
             set_current(conn)
+            # the workgroup's name when it has one: its id is in the field above
             name = getattr(workgroup, "name", None) or conn.settings.client_id
-            self._connected_text = f"Connected to workgroup {name!r} ({conn.settings.client_id})"
+            self._connected_text = f"Connected to workgroup {name!r}"
             if remember:
                 self._connected_text += "; " + self._remember(conn)
             self.connect_button.disabled = False

@@ -106,18 +106,18 @@ def test_connect_browse_preview_insert_save(lab, page, sandbox, sandbox_store):
     projects, tables = browser.locator("select").nth(0), browser.locator("select").nth(1)
     expect(projects.locator("option")).to_have_count(len(demo.project_ids), timeout=60_000)
     shot("projects")
-    projects.select_option(label=f"{project.name} \u2014 {project.id}")
+    projects.select_option(label=project.name)
     expect(tables.locator("option")).to_have_count(len(project.tables), timeout=60_000)
     shot("tables")
 
     # 4. the cases table: columns with Druid types, then the preview with the row count
-    tables.select_option(label=project.id)
+    tables.select_option(label=f"cases \u2014 {project.name}")
     expect(browser.locator(".pm-status")).to_contain_text(f"{rows:,} rows", timeout=60_000)
     expect(browser.locator("table.pm-columns")).to_contain_text("TIMESTAMP")
     shot("columns")
     browser.locator(".lm-TabBar-tab", has_text="Preview").click()
     expect(browser.locator("table.pm-preview tbody tr")).to_have_count(min(5, rows))
-    expect(browser).to_contain_text(f"{rows:,} rows in {project.id}")
+    expect(browser).to_contain_text(f"{rows:,} rows in cases \u2014 {project.name}")
     shot("preview")
 
     # 5. the ready %%pmsql query goes into a new cell right below the browser
@@ -125,8 +125,8 @@ def test_connect_browse_preview_insert_save(lab, page, sandbox, sandbox_store):
     before = cells.count()  # Shift+Enter on the last cell added an empty one
     browser.locator(".pm-insert-button").click()
     expect(cells).to_have_count(before + 1)
-    expect(cells.nth(2).locator(".jp-InputArea-editor")).to_contain_text(f'FROM "{project.id}"')
-    expect(browser.locator(".pm-status")).to_contain_text("inserted into a new cell below")
+    expect(cells.nth(2).locator(".jp-InputArea-editor")).to_contain_text("FROM {cases}")
+    expect(browser.locator(".pm-status")).to_contain_text("The %%pmsql cell below the browser is ready")
     shot("query-inserted")
 
     # 6. save again; the file holds the live widget state and the inserted cell, but no key and no token

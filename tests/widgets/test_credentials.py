@@ -50,7 +50,8 @@ def test_submit_connects_and_becomes_current(form, sandbox, demo, caplog):
     assert conn is not None and form.connection is conn and form.last_error is None
     assert get_current() is conn
     assert form.status.kind == "ok"
-    assert f"Connected to workgroup '{demo.name}' ({demo.client_id})" in form.status_text
+    assert form.status_text.startswith(f"Connected to workgroup '{demo.name}'; token valid until ")
+    assert demo.client_id not in form.status_text  # the name, not the id (which is in its field)
     assert re.search(r"token valid until \d\d:\d\d:\d\d UTC \(\d+ min \d\d s left\)", form.status_text)
     assert conn.projects()  # the connection is usable as is
     # the key left the synced state the moment it arrived, and shows up nowhere
