@@ -90,7 +90,7 @@ RULES: dict[str, set[str]] = {
     "_context": set(),
     # the shared argument checks (a positive count, a project by id or name): leaves only
     "_checks": set(),
-    # the magics: a frontend over the client (sql only for its TRANSPORTS names, see the test below)
+    # the magics: a frontend over the client (sql only for its transport names and their one check, see the test below)
     "magic.*": {"connection", "config", "_context", "_checks", "api", "sql"},
     "widgets.*": {"connection", "api", "config", "_context", "_checks", "mining"},
     "testing": {"magic", "connection"},
@@ -197,11 +197,11 @@ def test_every_module_has_a_rule() -> None:
 
 
 #: what the magics may take from the sql package: the transport names and the query context's pure checks
-MAGIC_FROM_SQL = {"TRANSPORTS", "check_context", "describe_context", "merge_contexts"}
+MAGIC_FROM_SQL = {"TRANSPORTS", "transport_name", "check_context", "describe_context", "merge_contexts"}
 
 
 def test_the_magics_take_only_the_transport_names_from_sql() -> None:
-    """The magics run SQL through ``Connection`` only; the sql package gives them the one transport list and
+    """The magics run SQL through ``Connection`` only; the sql package gives them the one transport list, its one check and
     the query context's checks (a ``%config PmSql.context`` is checked when set, with no connection)."""
     taken: dict[str, set[str]] = {}
     for module, path in MODULES.items():

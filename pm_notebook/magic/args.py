@@ -15,7 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..sql import TRANSPORTS
+from ..errors import ConfigurationError
+from ..sql import TRANSPORTS, transport_name
 
 __all__ = ["OPTION_NAMES", "USAGE", "ArgumentError", "MagicArgs", "parse_args"]
 
@@ -164,8 +165,12 @@ def _convert(option: str, kind: str, raw: str) -> object:
         return value
     if kind == "name" and not raw.isidentifier():
         raise ArgumentError(f"{option} expects a Python variable name, got {raw!r}.")
-    if kind == "transport" and raw not in TRANSPORTS:
-        raise ArgumentError(f"{option} must be one of {', '.join(TRANSPORTS)}; got {raw!r}.")
+    if kind == "transport":
+        # the one transport-name check (sql.transport_name), reported as the parser's own error
+        try:
+            return transport_name(raw)
+        except ConfigurationError:
+            raise ArgumentError(f"{option} must be one of {', '.join(TRANSPORTS)}; got {raw!r}.") from None
     if not raw:
         raise ArgumentError(f"{option} expects a value.")
     return raw
