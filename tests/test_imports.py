@@ -90,7 +90,8 @@ RULES: dict[str, set[str]] = {
     "_context": set(),
     # the shared argument checks (a positive count, a project by id or name): leaves only
     "_checks": set(),
-    # the magics: a frontend over the client (sql only for its transport names and their one check, see the test below)
+    # the magics: a frontend over the client (sql only for its transport names and their one check, see
+    # the test below)
     "magic.*": {"connection", "config", "_context", "_checks", "api", "sql"},
     "widgets.*": {"connection", "api", "config", "_context", "_checks", "mining"},
     "testing": {"magic", "connection"},
@@ -201,8 +202,9 @@ MAGIC_FROM_SQL = {"TRANSPORTS", "transport_name", "check_context", "describe_con
 
 
 def test_the_magics_take_only_the_transport_names_from_sql() -> None:
-    """The magics run SQL through ``Connection`` only; the sql package gives them the one transport list, its one check and
-    the query context's checks (a ``%config PmSql.context`` is checked when set, with no connection)."""
+    """The magics run SQL through ``Connection`` only; the sql package gives them the one transport list, its
+    one check (``transport_name``) and the query context's checks (a ``%config PmSql.context`` is checked
+    when set, with no connection)."""
     taken: dict[str, set[str]] = {}
     for module, path in MODULES.items():
         if not module.startswith("magic"):

@@ -10,7 +10,6 @@ statements through a :class:`~._source.Source` and shapes the results into typed
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -23,39 +22,24 @@ from .._cells import cell_int
 from .._checks import find_project, positive_int
 from .._models import Project
 from ..errors import ConfigurationError, PMError, QueryError
+from ._filtering import CaseFilterMethods, _variant_by
 from ._filters import (
-    AttributeIn,
-    CaseDuration,
     CaseFilter,
-    CompletedByLookup,
-    Condition,
-    DirectlyFollows,
-    EndsWith,
-    EventuallyFollows,
     Filters,
-    LastActivity,
-    StartedBetween,
-    StartsWith,
-    TopVariants,
-    VariantsIn,
-    WithActivity,
-    WithoutActivity,
 )
+from ._perspectives import ControlFlowAnswers, OrganisationAnswers, TimeAnswers
 from ._schema import Schema, read_schema
+from ._shaping import _ms, _rounded
 from ._source import Source
 from ._sql import cases as cases_sql
 from ._sql import conformance as conformance_sql
-from ._sql import controlflow as controlflow_sql
 from ._sql import events as events_sql
-from ._sql import resources as resources_sql
 from ._sql import rework as rework_sql
 from ._sql import stats as stats_sql
-from ._sql import timing as timing_sql
 from ._sql import variants as variants_sql
 from ._sql._base import Statement, period, period_ms, qname
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._charts import Chart
     from ._map import ProcessMap
 
 __all__ = ["ProcessLog"]
@@ -84,18 +68,7 @@ def _subquery_rows(large: bool | int) -> int:
     )
 
 
-def _ms(values: pd.Series) -> pd.Series:
-    """Milliseconds (BIGINT or DOUBLE, NULLs kept) as a ``timedelta64[ms]`` Series."""
-    floats = pd.to_numeric(values, errors="coerce").astype("float64")
-    return pd.to_timedelta(floats.round(), unit="ms").astype("timedelta64[ms]")
-
-
-def _count_placeholders(condition: str) -> int:
-    """``?`` outside quoted strings and identifiers (what the server will count)."""
-    return len(re.findall(r"\?", re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", "", condition)))
-
-
-class ProcessLog:
+class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, TimeAnswers):
     """One project's process log, filtered; each answer is a typed DataFrame computed by Druid SQL.
 
     Build it with :meth:`pm_notebook.Connection.mining`. It is immutable: every filter returns a new log,
@@ -246,76 +219,6 @@ class ProcessLog:
             f"<ProcessLog {self._project.name or self._project.id!r}: {self._filters.describe()}; "
             f"{self._exclusion_note()}>"
         )
-
-    # --- filters --------------------------------------------------------------------------------
-    def where(self, condition: str, *params: Any) -> ProcessLog:
-        """Keep the cases matching a Druid SQL *condition* on the cases table, with ``?`` parameters.
-
-        The names the answers print mean their columns here: ``variant`` (the process variant key of
-        :meth:`variants`), ``model`` (the model variant key) and ``case_id``. A ``Timedelta`` (or
-        ``timedelta``) is sent as milliseconds, the unit of every duration column; a datetime compared
-        with ``enddate`` (milliseconds since 1970) is sent as milliseconds too, and with ``__time`` as a
-        timestamp (naive values are UTC, aware ones are converted).
-
-        >>> log.where("duration > ?", pd.Timedelta(days=1))  # doctest: +SKIP
-        >>> log.where("variant = ?", log.variants(1)["variant"].iloc[0])  # doctest: +SKIP
-        """
-        if not isinstance(condition, str) or not condition.strip():
-            raise ConfigurationError("where() needs a SQL condition on the cases table, e.g. 'rework > 0'.")
-        expected = _count_placeholders(condition)
-        if expected != len(params):
-            raise ConfigurationError(
-                f"where({condition!r}) has {expected} ? placeholder(s) but {len(params)} value(s) were given."
-            )
-        condition = _answer_names(self._schema(), condition)
-        values = _where_values(self._schema(), condition, params)
-        # the values are checked by the Source's query (a clear ConfigurationError) on first use
-        return self._add(Condition(condition, values))
-
-    def between(self, start: Any = None, end: Any = None) -> ProcessLog:
-        """Keep the cases that *started* in ``[start, end)`` (either bound may be ``None``; UTC if naive)."""
-        first, last = (
-            None if v is None else _timestamp(v, name) for v, name in ((start, "start"), (end, "end"))
-        )
-        if first is None and last is None:
-            raise ConfigurationError("between() needs a start, an end or both.")
-        if first is not None and last is not None and first >= last:
-            raise ConfigurationError(f"between(): start {first} is not before end {last}.")
-        return self._add(StartedBetween(first, last))
-
-    def variants_in(self, *variants: str, by: str = "process") -> ProcessLog:
-        """Keep the cases of the given variants: process variant keys (``by="process"``), or model variant
-        keys or names such as ``"Variant 1"`` (``by="model"``)."""
-        values = _strings(variants, "variants_in")
-        return self._add(VariantsIn(values, _variant_by(by)))
-
-    def with_activity(self, name: str) -> ProcessLog:
-        """Keep the cases in which activity *name* was executed at least once."""
-        (value,) = _strings((name,), "with_activity")
-        return self._add(WithActivity(value))
-
-    def completed_only(self, end_activities: Iterable[str] | None = None) -> ProcessLog:
-        """Keep the completed cases.
-
-        Without arguments this uses the project's ``<pid>_cases_is_completed`` lookup (``case_version`` →
-        ``"true"``). With *end_activities*, a case is completed when its last activity (the source of its
-        transition to END) is one of them — the rule to use when the project has no such lookup.
-        """
-        schema = self._schema()
-        if end_activities is None:
-            lookup = schema.lookup("_cases_is_completed")
-            if lookup is None:
-                raise ConfigurationError(
-                    f"Project {self._project.name or self._project.id!r} has no "
-                    f"'{schema.project_id}_cases_is_completed' lookup.",
-                    hint='Say which activities end a case: completed_only(["Pay Invoice"]).',
-                )
-            return self._add(CompletedByLookup(lookup))
-        return self._add(EndsWith(_strings(tuple(end_activities), "completed_only")))
-
-    def with_excluded(self, include: bool = True) -> ProcessLog:
-        """Include (or, with ``False``, leave out again) the cases of the ``_excluded_cases`` lookup."""
-        return self._with(self._filters.with_excluded(bool(include)))
 
     # --- running and shaping ------------------------------------------------------------------------
     def _run(self, statement: Statement) -> pd.DataFrame:
@@ -657,350 +560,8 @@ class ProcessLog:
         sql, params = self.event_sql(dimensions)
         yield from self._source.query_chunks(sql, list(params), chunk_rows=chunk_rows, **self._context_kw())
 
-    # --- organisational perspective (issue 28) ------------------------------------------------------
-    def _resource(self) -> str:
-        return resources_sql.resource_column(self._schema(), self._resource_name)
-
-    def resources(self, by: str | None = None) -> pd.DataFrame:
-        """Who does the work (tasks whose resource is NULL are the ``<NA>`` row).
-
-        ``by=None``: per resource ``events``, ``cases``, ``activities`` (distinct), ``share`` (of all
-        events) and ``involvement`` (share of the log's cases it worked in); three statements.
-        ``by="activity"``: per (activity, resource) ``events``, ``cases``, ``specialisation`` (the
-        resource's share of the activity's executions) and ``involvement`` (share of the activity's cases
-        it worked in); two statements.
-        """
-        res = self._resource()
-        schema = self._schema()
-        if by is None:
-            sql_counts, sql_acts = resources_sql.resources(schema, self._filters, res)
-            frame = self._run(sql_counts)
-            acts = self._run(sql_acts)
-            frame = frame.merge(acts, on="resource", how="left")
-            total, sql_total = self._total_cases()
-            for col in ("events", "cases", "activities"):
-                frame[col] = frame[col].astype("Int64")
-            events = float(frame["events"].sum())
-            frame["share"] = frame["events"].astype("float64") / events if events else math.nan
-            frame["involvement"] = frame["cases"].astype("float64") / total if total else math.nan
-            return self._answer(frame, [sql_counts, sql_acts, sql_total], total_cases=total)
-        if by == "activity":
-            statement = resources_sql.resources_by_activity(schema, self._filters, res)
-            frame = self._run(statement)
-            sql_nodes = stats_sql.node_stats(schema, self._filters)
-            nodes = self._node_frame(sql_nodes)[["activity", "frequency", "cases"]]
-            for col in ("events", "cases"):
-                frame[col] = frame[col].astype("Int64")
-            per = nodes.set_index("activity")
-            executions = frame["activity"].map(per["frequency"]).astype("float64")
-            cases = frame["activity"].map(per["cases"]).astype("float64")
-            frame["specialisation"] = frame["events"].astype("float64") / executions
-            frame["involvement"] = frame["cases"].astype("float64") / cases
-            return self._answer(frame, [statement, sql_nodes])
-        raise ConfigurationError(f"resources(by=...) must be None or 'activity', got {by!r}.")
-
-    def handovers(self) -> pd.DataFrame:
-        """Handover of work: per (``from_resource``, ``to_resource``) how often a task of one is directly
-        followed in its case by a task of the other (``handovers``, same resource included, as pm4py's
-        handover-of-work network counts them), in how many ``cases``, and the ``mean_wait`` and
-        ``median_wait`` between the two tasks (two statements; see :func:`._sql.resources.handovers`)."""
-        res = self._resource()
-        sql_counts, sql_cases = resources_sql.handovers(self._schema(), self._filters, res)
-        frame = self._run(sql_counts)
-        cases = self._run(sql_cases)
-        frame = frame.merge(cases, on=["from_resource", "to_resource"], how="left")
-        frame["handovers"] = frame["handovers"].astype("Int64")
-        frame["cases"] = frame["cases"].astype("Int64")
-        frame["mean_wait"] = _ms(frame["mean_wait"])
-        frame["median_wait"] = _ms(frame["median_wait"])
-        frame = frame[["from_resource", "to_resource", "handovers", "cases", "mean_wait", "median_wait"]]
-        return self._answer(frame, [sql_counts, sql_cases])
-
-    def resource_map(
-        self, metric: str = "frequency", stat: str = "median", activities: float = 1.0, paths: float = 0.3
-    ) -> ProcessMap:
-        """A :class:`~pm_notebook.mining.ProcessMap` over resources: a node per resource (NULL as
-        ``(none)``), an edge per handover (START → first resource and last resource → END included); the
-        same rendering, explorer and exports as :meth:`process_map` (three statements)."""
-        from ._map import ProcessMap
-
-        res = self._resource()
-        schema = self._schema()
-        sql_nodes, sql_stats = resources_sql.resource_nodes(schema, self._filters, res)
-        nodes = self._run(sql_nodes).merge(self._run(sql_stats), on="activity", how="left")
-        nodes["frequency"] = nodes["frequency"].astype("Int64")
-        nodes["cases"] = nodes["cases"].astype("Int64")
-        for col in stats_sql.STATS:
-            nodes[col] = _ms(nodes[col])
-        sql_edges = resources_sql.resource_edges(schema, self._filters, res)
-        edges = self._edge_frame(sql_edges)
-        return ProcessMap(
-            nodes,
-            edges,
-            metric=metric,
-            stat=stat,
-            activities=activities,
-            paths=paths,
-            sql=";\n\n".join(s.sql for s in (sql_nodes, sql_stats, sql_edges)),
-            title=f"{self._project.name or self._project.id} (resources)",
-        )
-
-    # --- control flow (issue 28) ----------------------------------------------------------------------
-    def endpoints(self) -> pd.DataFrame:
-        """Start and end activities: ``kind`` (``"start"``/``"end"``), ``activity``, ``cases`` and
-        ``share`` (of the cases of that kind); one statement."""
-        statement = controlflow_sql.endpoints(self._schema(), self._filters)
-        frame = self._run(statement)
-        frame["cases"] = frame["cases"].astype("Int64")
-        totals = frame.groupby("kind")["cases"].transform("sum").astype("float64")
-        frame["share"] = frame["cases"].astype("float64") / totals
-        return self._answer(frame, [statement])
-
-    def trace_lengths(self) -> pd.DataFrame:
-        """Cases per trace length (tasks per case): ``length``, ``cases``, ``share``; one statement."""
-        statement = controlflow_sql.trace_lengths(self._schema(), self._filters)
-        frame = self._run(statement)
-        frame["length"] = frame["length"].astype("Int64")
-        frame["cases"] = frame["cases"].astype("Int64")
-        total = float(frame["cases"].sum())
-        frame["share"] = frame["cases"].astype("float64") / total if total else math.nan
-        return self._answer(frame, [statement])
-
-    def directly_follows(self, source: str, target: str) -> ProcessLog:
-        """Keep the cases in which *target* directly follows *source* at least once."""
-        a, b = _strings((source, target), "directly_follows")
-        return self._add(DirectlyFollows(a, b))
-
-    def eventually_follows(self, source: str, target: str) -> ProcessLog:
-        """Keep the cases in which a *target* task starts no earlier than a *source* task ends."""
-        a, b = _strings((source, target), "eventually_follows")
-        return self._add(EventuallyFollows(a, b))
-
-    def starts_with(self, *activities: str) -> ProcessLog:
-        """Keep the cases whose first activity is one of *activities*."""
-        return self._add(StartsWith(_strings(activities, "starts_with")))
-
-    def ends_with(self, *activities: str) -> ProcessLog:
-        """Keep the cases whose last activity is one of *activities*."""
-        return self._add(LastActivity(_strings(activities, "ends_with")))
-
-    def without_activity(self, name: str) -> ProcessLog:
-        """Keep the cases in which activity *name* was never executed."""
-        (value,) = _strings((name,), "without_activity")
-        return self._add(WithoutActivity(value))
-
-    def case_duration(self, min: Any = None, max: Any = None) -> ProcessLog:  # noqa: A002 - pm4py's names
-        """Keep the cases whose duration lies in ``[min, max]`` (Timedelta, ``"2 days"`` or None)."""
-        low, high = _duration_ms(min, "min"), _duration_ms(max, "max")
-        if low is None and high is None:
-            raise ConfigurationError("case_duration() needs min=, max= or both, e.g. max='5 days'.")
-        if low is not None and high is not None and low > high:
-            raise ConfigurationError(f"case_duration(): min {min} is above max {max}.")
-        return self._add(CaseDuration(low, high))
-
-    def attribute(self, column: str, values: Any) -> ProcessLog:
-        """Keep the cases with at least one task whose dimension *column* is one of *values*."""
-        if not isinstance(column, str) or not column.strip():
-            raise ConfigurationError(f"attribute() needs a dimension name, got {column!r}.")
-        chosen = _strings((values,) if isinstance(values, str) else (tuple(values),), "attribute")
-        return self._add(AttributeIn(column, chosen))
-
-    def with_resource(self, *resources: str) -> ProcessLog:
-        """Keep the cases in which one of *resources* did at least one task."""
-        chosen = _strings(resources, "with_resource")
-        column = self._resource().strip('"').replace('""', '"')
-        return self._add(AttributeIn(column, chosen, what="resource"))
-
-    def top_variants(self, coverage: float = 0.8) -> ProcessLog:
-        """Keep the cases of the most frequent process variants that together cover at least *coverage*
-        of the cases (ties in frequency by variant key). One statement now, to choose the variants; the
-        filter is then a plain key list on every table."""
-        share = float(coverage)
-        if not 0 < share <= 1:
-            raise ConfigurationError(f"coverage must lie in (0, 1], got {coverage!r}.")
-        frame = self._run(controlflow_sql.variant_counts(self._schema(), self._filters))
-        counts = frame["cases"].astype("float64")
-        total = float(counts.sum())
-        keep = int((counts.cumsum() < share * total - 1e-9).sum()) + 1 if total else 0
-        keys = tuple(str(k) for k in frame["variant"].head(keep))
-        return self._add(TopVariants(keys, share))
-
-    # --- time perspective (issue 28) ------------------------------------------------------------------
-    def arrivals(self, freq: str = "P1W") -> pd.DataFrame:
-        """Cases arriving (started) per period: ``started`` and ``mean_interarrival`` (the mean time
-        between two consecutive starts inside the period; NaT with fewer than two); one statement."""
-        iso = period(freq)
-        statement = timing_sql.arrivals(self._schema(), self._filters, iso)
-        frame = self._run(statement)
-        started = frame["started"].astype("float64")
-        span = frame["last"].astype("float64") - frame["first"].astype("float64")
-        out = pd.DataFrame(
-            {
-                "period": frame["period"].astype("datetime64[ms, UTC]"),
-                "started": frame["started"].astype("Int64"),
-                "mean_interarrival": _ms((span / (started - 1)).where(started > 1)),
-            }
-        )
-        return self._answer(out, [statement], freq=iso)
-
-    def work_in_progress(self, freq: str = "P1W") -> pd.DataFrame:
-        """Open cases per period: ``active`` (open at some time in the period: started before its end and
-        not finished before its start) and ``open_at_end``; the two statements of
-        :meth:`cases_over_time`."""
-        iso = period(freq)
-        statements = cases_sql.cases_over_time(self._schema(), self._filters, iso)
-        started, finished = (self._run(s) for s in statements)
-        frame = pd.merge(started, finished, on="period", how="outer").sort_values("period")
-        for col in ("started", "finished"):
-            frame[col] = frame[col].fillna(0).astype("Int64")
-        cum_started = frame["started"].cumsum()
-        cum_finished = frame["finished"].cumsum()
-        frame["active"] = (cum_started - cum_finished.shift(1, fill_value=0)).astype("Int64")
-        frame["open_at_end"] = (cum_started - cum_finished).astype("Int64")
-        frame["period"] = frame["period"].astype("datetime64[ms, UTC]")
-        return self._answer(
-            frame[["period", "started", "finished", "active", "open_at_end"]], statements, freq=iso
-        )
-
-    def dotted_chart(self, freq: str = "P1D") -> Chart:
-        """A dotted chart of the whole log, binned in Druid: per period of the task's start (x) and
-        activity (y, one colour each) a dot sized by its number of events; no event is pulled. A notebook
-        draws it inline (PNG/SVG); ``chart.data`` holds the numbers (:meth:`dotted_data`, one statement)."""
-        from ._charts import dotted_chart
-
-        data = self.dotted_data(freq)
-        return dotted_chart(data, f"Dotted chart: {self._project.name or self._project.id}")
-
-    def dotted_data(self, freq: str = "P1D") -> pd.DataFrame:
-        """The numbers :meth:`dotted_chart` draws: per (``period``, ``activity``) ``events`` and ``cases``."""
-        iso = period(freq)
-        statement = timing_sql.dotted_bins(self._schema(), self._filters, iso)
-        frame = self._run(statement)
-        frame["period"] = frame["period"].astype("datetime64[ms, UTC]")
-        frame["events"] = frame["events"].astype("Int64")
-        frame["cases"] = frame["cases"].astype("Int64")
-        return self._answer(frame, [statement], freq=iso)
-
-    def performance_spectrum(self, source: str, target: str, freq: str = "P1W") -> pd.DataFrame:
-        """The segment *source* → *target* (directly follows) over time: per period of the segment's
-        start, ``segments`` and the wait's mean/median/p90/min/max; one statement."""
-        a, b = _strings((source, target), "performance_spectrum")
-        iso = period(freq)
-        statement = timing_sql.spectrum(self._schema(), self._filters, a, b, iso)
-        frame = self._run(statement)
-        frame["period"] = frame["period"].astype("datetime64[ms, UTC]")
-        frame["segments"] = frame["segments"].astype("Int64")
-        for col in ("mean", "median", "p90", "min", "max"):
-            frame[col] = _ms(frame[col])
-        return self._answer(frame, [statement], freq=iso, source=a, target=b)
-
-    def processing_and_waiting(self) -> pd.DataFrame:
-        """Per activity its processing time (the task's own duration: start to end) next to the waiting
-        time before it (from the previous task's end), mean, median and total; two statements. Processing
-        time is zero where the log has one timestamp per task."""
-        sql_nodes = stats_sql.node_stats(self._schema(), self._filters)
-        nodes = self._node_frame(sql_nodes)
-        sql_wait = timing_sql.waiting(self._schema(), self._filters)
-        wait = self._run(sql_wait)
-        frame = nodes[["activity", "frequency", "mean", "median", "total"]].rename(
-            columns={"frequency": "executions", **{s: f"{s}_processing" for s in ("mean", "median", "total")}}
-        )
-        frame = frame.merge(wait, on="activity", how="left")
-        for col in ("mean_waiting", "median_waiting", "total_waiting"):
-            frame[col] = _ms(frame[col])
-        return self._answer(frame, [sql_nodes, sql_wait])
-
 
 # --- small helpers ----------------------------------------------------------------------------------
-#: the names answers print for a case-table role -> the role (``log.where("variant = ?", key)``)
-_ANSWER_NAMES = {"variant": "variant", "model": "model", "case_id": "case"}
-#: names answers print that are no cases-table column, and the filter that means them
-_OTHER_FILTERS = {
-    "activity": "with_activity(name)",
-    "activities": "with_activity(name)",
-    "source": "with_activity(name) or conformance(...)",
-    "target": "with_activity(name) or conformance(...)",
-}
-_QUOTED_OR_WORD = re.compile(r"'(?:[^']|'')*'|\"((?:[^\"]|\"\")*)\"|([A-Za-z_][A-Za-z0-9_]*)(\s*\()?")
-
-
-def _answer_names(schema: Schema, condition: str) -> str:
-    """*condition* with the answer names (``variant``, ``model``, ``case_id``) that are no column of the
-    cases table replaced by the columns they name; a clear error for names another filter means."""
-    present = {c.lower() for c in schema.columns["cases"]}
-
-    def swap(m: re.Match[str]) -> str:
-        name = m.group(1) if m.group(1) is not None else m.group(2)
-        if name is None or m.group(3) or name.lower() in present:  # a string, a function or a column
-            return m.group(0)
-        key = name.lower()
-        if key in _ANSWER_NAMES:
-            return schema.col("cases", _ANSWER_NAMES[key])
-        if key in _OTHER_FILTERS:
-            raise ConfigurationError(
-                f"where(): {name!r} is not a column of the cases table (one row per case).",
-                hint=f"Use log.{_OTHER_FILTERS[key]} for it.",
-            )
-        return m.group(0)
-
-    return _QUOTED_OR_WORD.sub(swap, condition)
-
-
-def _where_values(schema: Schema, condition: str, params: Sequence[Any]) -> tuple[Any, ...]:
-    """*params* as SQL values: durations in milliseconds, datetimes compared with a millisecond column
-    (``enddate``) in milliseconds since 1970 UTC."""
-    blanked = re.sub(r"'(?:[^']|'')*'", lambda m: " " * len(m.group(0)), condition)
-    end = schema.col("cases", "end").strip('"').lower() if schema.has("cases", "end") else None
-    ms_columns: set[int] = set()  # the placeholders compared with the millisecond end column
-    compare = re.compile(
-        r'("?)([A-Za-z_][A-Za-z0-9_]*)\1\s*(?:=|<>|!=|<=|>=|<|>|(?:NOT\s+)?BETWEEN)\s*\?(?:\s+AND\s+\?)?',
-        re.IGNORECASE,
-    )
-    for m in compare.finditer(blanked):
-        if end is not None and m.group(2).lower() == end:
-            first = blanked[: m.start()].count("?")
-            ms_columns.update(range(first, first + m.group(0).count("?")))
-    out = []
-    for i, value in enumerate(params):
-        if isinstance(value, (pd.Timedelta, dt.timedelta, np.timedelta64)) and not pd.isna(value):
-            out.append(int(round(pd.Timedelta(value).total_seconds() * 1000)))
-        elif i in ms_columns and isinstance(value, (dt.datetime, np.datetime64)) and not pd.isna(value):
-            ts = pd.Timestamp(value)
-            ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
-            out.append(int(ts.value // 1_000_000))
-        else:
-            out.append(value)
-    return tuple(out)
-
-
-def _rounded(values: pd.Series) -> pd.Series:
-    return pd.to_numeric(values, errors="coerce").astype("float64").round().astype("Int64")
-
-
-def _variant_by(by: str) -> str:
-    """*by* of the variant answers and filters: ``"process"`` or ``"model"``."""
-    if by in ("process", "model"):
-        return by
-    raise ConfigurationError(f"by must be 'process' (exact sequence) or 'model' (model variant), got {by!r}.")
-
-
-def _strings(values: Sequence[Any], fn: str) -> tuple[str, ...]:
-    if len(values) == 1 and isinstance(values[0], (list, tuple, set, frozenset, pd.Series, pd.Index)):
-        values = tuple(values[0])
-    if not values or not all(isinstance(v, str) and v for v in values):
-        raise ConfigurationError(f"{fn}() needs one or more non-empty strings, got {list(values)!r}.")
-    return tuple(values)
-
-
-def _timestamp(value: Any, name: str) -> dt.datetime:
-    try:
-        ts = pd.Timestamp(value)
-    except (ValueError, TypeError):
-        raise ConfigurationError(f"between(): {name} {value!r} is not a date or timestamp.") from None
-    if pd.isna(ts):  # NaT
-        raise ConfigurationError(f"between(): {name} {value!r} is not a date or timestamp.")
-    ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
-    return ts.to_pydatetime()
 
 
 def _after(frame: pd.DataFrame, column: str) -> int:
@@ -1035,19 +596,3 @@ def _pairs(allowed: Any) -> list[tuple[str, str]]:
                 "conformance(): every allowed transition must be a (source, target) pair."
             )
     return list(dict.fromkeys(pairs))
-
-
-def _duration_ms(value: Any, name: str) -> int | None:
-    """A duration bound (Timedelta, ``"2 days"``, a number of seconds... or None) in whole milliseconds."""
-    if value is None:
-        return None
-    try:
-        td: Any = pd.Timedelta(value)
-    except (ValueError, TypeError):
-        td = None
-    if td is None or pd.isna(td):
-        raise ConfigurationError(
-            f"case_duration(): {name} {value!r} is not a duration.",
-            hint="Use e.g. pd.Timedelta('2 days') or '2 days'.",
-        )
-    return int(td / pd.Timedelta(milliseconds=1))

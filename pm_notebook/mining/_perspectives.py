@@ -1,0 +1,233 @@
+"""The perspectives of issue 28 beside the control flow of :class:`~._log.ProcessLog`: who does the work
+(organisational), when it happens (time) and how cases start, end and how long they are (control flow).
+
+Each mixin's answers run the statements of one :mod:`._sql` module (:mod:`._sql.resources`,
+:mod:`._sql.timing`, :mod:`._sql.controlflow`) through the log and shape the results like every other answer.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from ..errors import ConfigurationError
+from ._filtering import _strings
+from ._shaping import LogParts, _ms
+from ._sql import cases as cases_sql
+from ._sql import controlflow as controlflow_sql
+from ._sql import resources as resources_sql
+from ._sql import stats as stats_sql
+from ._sql import timing as timing_sql
+from ._sql._base import period
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._charts import Chart
+    from ._map import ProcessMap
+
+__all__ = ["ControlFlowAnswers", "OrganisationAnswers", "TimeAnswers"]
+
+
+class OrganisationAnswers(LogParts):
+    """Who does the work: resources, handovers and the resource map."""
+
+    def _resource(self) -> str:
+        return resources_sql.resource_column(self._schema(), self._resource_name)
+
+    def resources(self, by: str | None = None) -> pd.DataFrame:
+        """Who does the work (tasks whose resource is NULL are the ``<NA>`` row).
+
+        ``by=None``: per resource ``events``, ``cases``, ``activities`` (distinct), ``share`` (of all
+        events) and ``involvement`` (share of the log's cases it worked in); three statements.
+        ``by="activity"``: per (activity, resource) ``events``, ``cases``, ``specialisation`` (the
+        resource's share of the activity's executions) and ``involvement`` (share of the activity's cases
+        it worked in); two statements.
+        """
+        res = self._resource()
+        schema = self._schema()
+        if by is None:
+            sql_counts, sql_acts = resources_sql.resources(schema, self._filters, res)
+            frame = self._run(sql_counts)
+            acts = self._run(sql_acts)
+            frame = frame.merge(acts, on="resource", how="left")
+            total, sql_total = self._total_cases()
+            for col in ("events", "cases", "activities"):
+                frame[col] = frame[col].astype("Int64")
+            events = float(frame["events"].sum())
+            frame["share"] = frame["events"].astype("float64") / events if events else math.nan
+            frame["involvement"] = frame["cases"].astype("float64") / total if total else math.nan
+            return self._answer(frame, [sql_counts, sql_acts, sql_total], total_cases=total)
+        if by == "activity":
+            statement = resources_sql.resources_by_activity(schema, self._filters, res)
+            frame = self._run(statement)
+            sql_nodes = stats_sql.node_stats(schema, self._filters)
+            nodes = self._node_frame(sql_nodes)[["activity", "frequency", "cases"]]
+            for col in ("events", "cases"):
+                frame[col] = frame[col].astype("Int64")
+            per = nodes.set_index("activity")
+            executions = frame["activity"].map(per["frequency"]).astype("float64")
+            cases = frame["activity"].map(per["cases"]).astype("float64")
+            frame["specialisation"] = frame["events"].astype("float64") / executions
+            frame["involvement"] = frame["cases"].astype("float64") / cases
+            return self._answer(frame, [statement, sql_nodes])
+        raise ConfigurationError(f"resources(by=...) must be None or 'activity', got {by!r}.")
+
+    def handovers(self) -> pd.DataFrame:
+        """Handover of work: per (``from_resource``, ``to_resource``) how often a task of one is directly
+        followed in its case by a task of the other (``handovers``, same resource included, as pm4py's
+        handover-of-work network counts them), in how many ``cases``, and the ``mean_wait`` and
+        ``median_wait`` between the two tasks (two statements; see :func:`._sql.resources.handovers`)."""
+        res = self._resource()
+        sql_counts, sql_cases = resources_sql.handovers(self._schema(), self._filters, res)
+        frame = self._run(sql_counts)
+        cases = self._run(sql_cases)
+        frame = frame.merge(cases, on=["from_resource", "to_resource"], how="left")
+        frame["handovers"] = frame["handovers"].astype("Int64")
+        frame["cases"] = frame["cases"].astype("Int64")
+        frame["mean_wait"] = _ms(frame["mean_wait"])
+        frame["median_wait"] = _ms(frame["median_wait"])
+        frame = frame[["from_resource", "to_resource", "handovers", "cases", "mean_wait", "median_wait"]]
+        return self._answer(frame, [sql_counts, sql_cases])
+
+    def resource_map(
+        self, metric: str = "frequency", stat: str = "median", activities: float = 1.0, paths: float = 0.3
+    ) -> ProcessMap:
+        """A :class:`~pm_notebook.mining.ProcessMap` over resources: a node per resource (NULL as
+        ``(none)``), an edge per handover (START → first resource and last resource → END included); the
+        same rendering, explorer and exports as :meth:`process_map` (three statements)."""
+        from ._map import ProcessMap
+
+        res = self._resource()
+        schema = self._schema()
+        sql_nodes, sql_stats = resources_sql.resource_nodes(schema, self._filters, res)
+        nodes = self._run(sql_nodes).merge(self._run(sql_stats), on="activity", how="left")
+        nodes["frequency"] = nodes["frequency"].astype("Int64")
+        nodes["cases"] = nodes["cases"].astype("Int64")
+        for col in stats_sql.STATS:
+            nodes[col] = _ms(nodes[col])
+        sql_edges = resources_sql.resource_edges(schema, self._filters, res)
+        edges = self._edge_frame(sql_edges)
+        return ProcessMap(
+            nodes,
+            edges,
+            metric=metric,
+            stat=stat,
+            activities=activities,
+            paths=paths,
+            sql=";\n\n".join(s.sql for s in (sql_nodes, sql_stats, sql_edges)),
+            title=f"{self._project.name or self._project.id} (resources)",
+        )
+
+
+class ControlFlowAnswers(LogParts):
+    """How cases start and end, and how long they are in tasks."""
+
+    def endpoints(self) -> pd.DataFrame:
+        """Start and end activities: ``kind`` (``"start"``/``"end"``), ``activity``, ``cases`` and
+        ``share`` (of the cases of that kind); one statement."""
+        statement = controlflow_sql.endpoints(self._schema(), self._filters)
+        frame = self._run(statement)
+        frame["cases"] = frame["cases"].astype("Int64")
+        totals = frame.groupby("kind")["cases"].transform("sum").astype("float64")
+        frame["share"] = frame["cases"].astype("float64") / totals
+        return self._answer(frame, [statement])
+
+    def trace_lengths(self) -> pd.DataFrame:
+        """Cases per trace length (tasks per case): ``length``, ``cases``, ``share``; one statement."""
+        statement = controlflow_sql.trace_lengths(self._schema(), self._filters)
+        frame = self._run(statement)
+        frame["length"] = frame["length"].astype("Int64")
+        frame["cases"] = frame["cases"].astype("Int64")
+        total = float(frame["cases"].sum())
+        frame["share"] = frame["cases"].astype("float64") / total if total else math.nan
+        return self._answer(frame, [statement])
+
+
+class TimeAnswers(LogParts):
+    """When the work happens: arrivals, work in progress, the dotted chart, the performance spectrum and
+    processing beside waiting time."""
+
+    def arrivals(self, freq: str = "P1W") -> pd.DataFrame:
+        """Cases arriving (started) per period: ``started`` and ``mean_interarrival`` (the mean time
+        between two consecutive starts inside the period; NaT with fewer than two); one statement."""
+        iso = period(freq)
+        statement = timing_sql.arrivals(self._schema(), self._filters, iso)
+        frame = self._run(statement)
+        started = frame["started"].astype("float64")
+        span = frame["last"].astype("float64") - frame["first"].astype("float64")
+        out = pd.DataFrame(
+            {
+                "period": frame["period"].astype("datetime64[ms, UTC]"),
+                "started": frame["started"].astype("Int64"),
+                "mean_interarrival": _ms((span / (started - 1)).where(started > 1)),
+            }
+        )
+        return self._answer(out, [statement], freq=iso)
+
+    def work_in_progress(self, freq: str = "P1W") -> pd.DataFrame:
+        """Open cases per period: ``active`` (open at some time in the period: started before its end and
+        not finished before its start) and ``open_at_end``; the two statements of
+        :meth:`cases_over_time`."""
+        iso = period(freq)
+        statements = cases_sql.cases_over_time(self._schema(), self._filters, iso)
+        started, finished = (self._run(s) for s in statements)
+        frame = pd.merge(started, finished, on="period", how="outer").sort_values("period")
+        for col in ("started", "finished"):
+            frame[col] = frame[col].fillna(0).astype("Int64")
+        cum_started = frame["started"].cumsum()
+        cum_finished = frame["finished"].cumsum()
+        frame["active"] = (cum_started - cum_finished.shift(1, fill_value=0)).astype("Int64")
+        frame["open_at_end"] = (cum_started - cum_finished).astype("Int64")
+        frame["period"] = frame["period"].astype("datetime64[ms, UTC]")
+        return self._answer(
+            frame[["period", "started", "finished", "active", "open_at_end"]], statements, freq=iso
+        )
+
+    def dotted_chart(self, freq: str = "P1D") -> Chart:
+        """A dotted chart of the whole log, binned in Druid: per period of the task's start (x) and
+        activity (y, one colour each) a dot sized by its number of events; no event is pulled. A notebook
+        draws it inline (PNG/SVG); ``chart.data`` holds the numbers (:meth:`dotted_data`, one statement)."""
+        from ._charts import dotted_chart
+
+        data = self.dotted_data(freq)
+        return dotted_chart(data, f"Dotted chart: {self._project.name or self._project.id}")
+
+    def dotted_data(self, freq: str = "P1D") -> pd.DataFrame:
+        """The numbers :meth:`dotted_chart` draws: per (``period``, ``activity``) ``events`` and ``cases``."""
+        iso = period(freq)
+        statement = timing_sql.dotted_bins(self._schema(), self._filters, iso)
+        frame = self._run(statement)
+        frame["period"] = frame["period"].astype("datetime64[ms, UTC]")
+        frame["events"] = frame["events"].astype("Int64")
+        frame["cases"] = frame["cases"].astype("Int64")
+        return self._answer(frame, [statement], freq=iso)
+
+    def performance_spectrum(self, source: str, target: str, freq: str = "P1W") -> pd.DataFrame:
+        """The segment *source* → *target* (directly follows) over time: per period of the segment's
+        start, ``segments`` and the wait's mean/median/p90/min/max; one statement."""
+        a, b = _strings((source, target), "performance_spectrum")
+        iso = period(freq)
+        statement = timing_sql.spectrum(self._schema(), self._filters, a, b, iso)
+        frame = self._run(statement)
+        frame["period"] = frame["period"].astype("datetime64[ms, UTC]")
+        frame["segments"] = frame["segments"].astype("Int64")
+        for col in ("mean", "median", "p90", "min", "max"):
+            frame[col] = _ms(frame[col])
+        return self._answer(frame, [statement], freq=iso, source=a, target=b)
+
+    def processing_and_waiting(self) -> pd.DataFrame:
+        """Per activity its processing time (the task's own duration: start to end) next to the waiting
+        time before it (from the previous task's end), mean, median and total; two statements. Processing
+        time is zero where the log has one timestamp per task."""
+        sql_nodes = stats_sql.node_stats(self._schema(), self._filters)
+        nodes = self._node_frame(sql_nodes)
+        sql_wait = timing_sql.waiting(self._schema(), self._filters)
+        wait = self._run(sql_wait)
+        frame = nodes[["activity", "frequency", "mean", "median", "total"]].rename(
+            columns={"frequency": "executions", **{s: f"{s}_processing" for s in ("mean", "median", "total")}}
+        )
+        frame = frame.merge(wait, on="activity", how="left")
+        for col in ("mean_waiting", "median_waiting", "total_waiting"):
+            frame[col] = _ms(frame[col])
+        return self._answer(frame, [sql_nodes, sql_wait])

@@ -1,0 +1,49 @@
+"""What the answer mixins of :class:`~._log.ProcessLog` share: the parts of the log they use (declared here
+for mypy, implemented by ``ProcessLog``) and the conversions of result columns to pandas types."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .._models import Project
+    from ._filters import CaseFilter, Filters
+    from ._schema import Schema
+    from ._sql._base import Statement
+
+#: a log type: the filter methods return a new log of the type they are called on
+LogT = TypeVar("LogT", bound="LogParts")
+
+
+class LogParts:
+    """The parts of a ``ProcessLog`` its mixins use; ``ProcessLog`` implements them."""
+
+    if TYPE_CHECKING:  # pragma: no cover - declarations only
+        _project: Project
+        _filters: Filters
+        _resource_name: str | None
+
+        def _schema(self) -> Schema: ...
+        def _run(self, statement: Statement) -> pd.DataFrame: ...
+        def _answer(
+            self, frame: pd.DataFrame, statements: Sequence[Statement], **attrs: Any
+        ) -> pd.DataFrame: ...
+        def _total_cases(self) -> tuple[int, Statement]: ...
+        def _node_frame(self, statement: Statement) -> pd.DataFrame: ...
+        def _edge_frame(self, statement: Statement) -> pd.DataFrame: ...
+        def _resource(self) -> str: ...
+        def _add(self: LogT, case_filter: CaseFilter) -> LogT: ...
+        def _with(self: LogT, filters: Filters) -> LogT: ...
+
+
+def _ms(values: pd.Series) -> pd.Series:
+    """Milliseconds (BIGINT or DOUBLE, NULLs kept) as a ``timedelta64[ms]`` Series."""
+    floats = pd.to_numeric(values, errors="coerce").astype("float64")
+    return pd.to_timedelta(floats.round(), unit="ms").astype("timedelta64[ms]")
+
+
+def _rounded(values: pd.Series) -> pd.Series:
+    return pd.to_numeric(values, errors="coerce").astype("float64").round().astype("Int64")
