@@ -1,5 +1,8 @@
 """Connection values, resolved once into a frozen :class:`Settings`.
 
+One concept, longer than most modules: every connection value (URLs, the JDBC URL, the secret, timeouts,
+retries, the query context) with its sources and a specific error for each bad input; the checks are the bulk.
+
 Every value is looked up in this order, first hit wins:
 
 1. the argument given to :func:`pm_notebook.connect` / :func:`resolve`;

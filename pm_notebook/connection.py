@@ -1,4 +1,10 @@
-"""``Connection``: the one object a notebook holds — settings, token, REST and SQL in one place."""
+"""``Connection``: the one object a notebook holds — settings, token, REST and SQL in one place.
+
+It is longer than our other modules because it is the front door: one documented method per public verb
+(the REST reads, the write side, the shapers ``query``/``fetch``/``query_arrow``/``query_polars``/
+``query_chunks``/``to_parquet``/``dbapi``, ``mining``), each a few lines over the single-purpose modules
+(``_offline``, ``frames``, ``lifecycle``, ``sql``, ``mining``) that hold the logic.
+"""
 
 from __future__ import annotations
 

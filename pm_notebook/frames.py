@@ -1,5 +1,8 @@
 """The one place query results become Arrow tables and pandas DataFrames, driven by the declared SQL types.
 
+It is one concept, longer than most modules: the type table and every shape a result takes (Arrow batches,
+a table, pandas, polars, bounded chunks, a Parquet file) read from it; split, the table would be scattered.
+
 Whatever transport ran the query, a column's *declared* type (from the Avatica signature, Druid's type headers
 or JDBC metadata) picks its Arrow type from :data:`ARROW_TYPES`, and its pandas dtype from the Arrow type:
 
