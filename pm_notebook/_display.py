@@ -2,18 +2,69 @@
 
 A map is shrunk to the cell's width when wider (aspect kept) and scrolls past :data:`MAP_MAX_HEIGHT` pixels;
 it stays SVG, so it is crisp at any zoom. Its footer is the same small grey line as under every table.
+Durations read rounded (:func:`readable_duration`) wherever a table shows them: the magics' results and the
+process-mining answers.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["MAP_MAX_HEIGHT", "fit_svg", "footer_html", "map_summary"]
+__all__ = [
+    "MAP_MAX_HEIGHT",
+    "duration_formatters",
+    "fit_svg",
+    "footer_html",
+    "map_summary",
+    "readable_duration",
+]
 
 #: the height above which a process map scrolls inside its cell rather than filling the screen
 MAP_MAX_HEIGHT = 640
+
+
+def readable_duration(value: Any) -> str:
+    """A duration rounded for reading: two units at most (``6 min 57 s``, ``2 d 3 h``), ``""`` when missing.
+
+    >>> import pandas as pd
+    >>> readable_duration(pd.Timedelta("00:06:56.822")), readable_duration(pd.Timedelta(days=2, hours=3))
+    ('6 min 57 s', '2 d 3 h')
+    """
+    import pandas as pd
+
+    if value is None or pd.isna(value):
+        return ""
+    seconds = pd.Timedelta(value).total_seconds()
+    sign, seconds = ("-" if seconds < 0 else ""), abs(seconds)
+    if seconds < 10:
+        return f"{sign}{seconds:.1f} s"
+    whole = round(seconds)
+    for size, unit, small_size, small in (
+        (86400, "d", 3600, "h"),
+        (3600, "h", 60, "min"),
+        (60, "min", 1, "s"),
+    ):
+        if whole >= size:
+            big, rest = divmod(whole, size)
+            part = round(rest / small_size)
+            if part * small_size == size:  # 59.6 min rounds up to the next hour
+                big, part = big + 1, 0
+            return f"{sign}{big} {unit}" + (f" {part} {small}" if part else "")
+    return f"{sign}{whole} s"
+
+
+def duration_formatters(frame: Any) -> dict[Any, Callable[[Any], str]]:
+    """The per-column ``formatters`` (of ``to_html`` / ``to_string``) that show *frame*'s duration columns
+    rounded (:func:`readable_duration`); none when its column names repeat (a formatter is keyed by name)."""
+    import pandas as pd
+
+    if not frame.columns.is_unique:
+        return {}
+    durations = [c for c in frame.columns if pd.api.types.is_timedelta64_dtype(frame[c])]
+    return dict.fromkeys(durations, readable_duration)
 
 
 def footer_html(text: str) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._display import fit_svg, footer_html
+from .._display import duration_formatters, fit_svg, footer_html, readable_duration
 from ..errors import PMError, QueryCancelled, QueryError
 
 __all__ = [
@@ -80,36 +80,6 @@ class Footer:
         return out
 
 
-def readable_duration(value: Any) -> str:
-    """A duration rounded for reading: two units at most (``6 min 57 s``, ``2 d 3 h``), ``""`` when missing.
-
-    >>> import pandas as pd
-    >>> readable_duration(pd.Timedelta("00:06:56.822")), readable_duration(pd.Timedelta(days=2, hours=3))
-    ('6 min 57 s', '2 d 3 h')
-    """
-    import pandas as pd
-
-    if value is None or pd.isna(value):
-        return ""
-    seconds = pd.Timedelta(value).total_seconds()
-    sign, seconds = ("-" if seconds < 0 else ""), abs(seconds)
-    if seconds < 10:
-        return f"{sign}{seconds:.1f} s"
-    whole = round(seconds)
-    for size, unit, small_size, small in (
-        (86400, "d", 3600, "h"),
-        (3600, "h", 60, "min"),
-        (60, "min", 1, "s"),
-    ):
-        if whole >= size:
-            big, rest = divmod(whole, size)
-            part = round(rest / small_size)
-            if part * small_size == size:  # 59.6 min rounds up to the next hour
-                big, part = big + 1, 0
-            return f"{sign}{big} {unit}" + (f" {part} {small}" if part else "")
-    return f"{sign}{whole} s"
-
-
 # a UUID (a project, table or case id): long, and rarely what a reader looks at first
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
@@ -130,8 +100,7 @@ def display_frame(frame: Any) -> tuple[Any, dict[Any, Callable[[Any], str]]]:
     late = [c for c in columns if pd.api.types.is_string_dtype(frame[c]) and uuids(c)]
     if late and len(late) < len(columns):
         frame = frame[[c for c in columns if c not in late] + late]
-    durations = [c for c in frame.columns if pd.api.types.is_timedelta64_dtype(frame[c])]
-    return frame, dict.fromkeys(durations, readable_duration)
+    return frame, duration_formatters(frame)
 
 
 class ResultView:

@@ -22,6 +22,7 @@ from .._cells import cell_int
 from .._checks import find_project, positive_int
 from .._models import Project
 from ..errors import ConfigurationError, PMError, QueryError
+from ._answer import Answer
 from ._filtering import CaseFilterMethods, _variant_by
 from ._filters import (
     CaseFilter,
@@ -250,7 +251,8 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
             ) from exc
 
     def _answer(self, frame: pd.DataFrame, statements: Sequence[Statement], **attrs: Any) -> pd.DataFrame:
-        frame = frame.reset_index(drop=True)
+        # an Answer shows its durations rounded (only the display: the values stay exact Timedeltas)
+        frame = Answer(frame.reset_index(drop=True))
         frame.attrs.clear()
         frame.attrs["sql"] = ";\n\n".join(s.sql for s in statements)
         frame.attrs["transport"] = self._source.resolve_transport()  # every statement went through it

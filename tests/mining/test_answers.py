@@ -435,3 +435,50 @@ def test_every_answer_and_the_repr_say_how_many_cases_are_excluded(log, raw):
         == raw.vertex.loc[raw.vertex["caseid"].isin(raw.current()), "vertex_name"].nunique()
     )
     assert summary["span"] == summary["last_event"] - summary["first_event"]
+
+
+def test_answers_show_durations_rounded_but_keep_them_exact(log, raw):
+    from pm_notebook._display import readable_duration
+
+    answer = log.bottlenecks()
+    median = answer["median"]
+    assert pd.api.types.is_timedelta64_dtype(median) and len(answer) > 0
+    # the values stay full-precision Timedeltas: some median has a fraction of a second
+    assert (median.dt.components["milliseconds"] != 0).any() or (median.dt.components["seconds"] != 0).any()
+    shown = [readable_duration(v) for v in median]
+    with pd.option_context("display.max_columns", None, "display.expand_frame_repr", False):
+        html, text = answer._repr_html_(), repr(answer)
+    for value, readable in zip(median, shown, strict=True):
+        assert f"<td>{readable}</td>" in html
+        assert readable in text
+        assert str(value) not in html and str(value) not in text  # pandas' "0 days 00:06:56.822000"
+    # any operation gives a plain DataFrame again, with pandas' own display and the attrs kept
+    for derived in (answer.head(), answer[["median"]] * 2, answer.sort_values("median"), answer.copy()):
+        assert type(derived) is pd.DataFrame
+    assert answer.head().attrs["sql"] == answer.attrs["sql"]
+    assert str(median.iloc[0]) in repr(answer[["median"]].head())
+    assert (answer[["median"]] * 2)["median"].iloc[0] == median.iloc[0] * 2
+
+
+def test_answer_display_respects_pandas_options(log):
+    from pm_notebook.mining._answer import Answer
+
+    frame = Answer(
+        pd.DataFrame(
+            {
+                "median": pd.to_timedelta(range(30), unit="h") + pd.Timedelta("00:06:56.822"),
+                "activity": [f"A{i}" for i in range(30)],
+                "cases": range(30),
+            }
+        )
+    )
+    with pd.option_context("display.max_rows", 20, "display.min_rows", 6, "display.max_columns", 2):
+        html, text = frame._repr_html_(), repr(frame)
+    assert html.count("<tr>") == 6 + 1  # min_rows rows and the "..." row (the header's <tr> has a style)
+    assert "<td>6 min 57 s</td>" in html and "<td>1 d 5 h</td>" in html and "15 h 7 min" not in html
+    assert "<th>activity</th>" not in html and "<th>cases</th>" in html and "30 rows × 3 columns" in html
+    assert "6 min 57 s" in text and "15 h 7 min" not in text and "activity" not in text
+    assert "[30 rows x 3 columns]" in text
+    with pd.option_context("display.max_rows", 100, "display.max_columns", 10, "display.width", 200):
+        assert "15 h 7 min" in frame._repr_html_() and "activity" in repr(frame)
+    assert type(log.activities()) is Answer
