@@ -58,7 +58,8 @@ def test_process_map_renders_in_jupyterlab(lab, page, sandbox, sandbox_store):
 
     run_cell(page, 2, timeout=120_000)
     magic = page.locator(".jp-Notebook .jp-Cell").nth(2)
-    expect(magic.locator(".jp-RenderedSVG img")).to_be_visible(timeout=60_000)
+    # %pm map shows the map as HTML: the SVG inline, fitted to the cell's width (no image of it)
+    expect(magic.locator(".jp-RenderedHTMLCommon svg g.node").first).to_be_visible(timeout=60_000)
     expect(magic).to_contain_text(" activities, ")
     expect(magic).to_contain_text(" via ")
     page.shots("pm-map-magic")
