@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import _context
-from .._models import Table
+from .._models import Table, quote_identifier
 from .args import OPTION_NAMES
 from .session import Session
 
@@ -87,7 +87,7 @@ def sql_identifier(name: str) -> str:
     """
     if _PLAIN.match(name) and name.upper() not in _RESERVED:
         return name
-    return '"' + name.replace('"', '""') + '"'
+    return quote_identifier(name)
 
 
 def complete(context: CompletionContext, session: Session, *, magic: str = "pmsql") -> SimpleMatcherResult:
@@ -265,7 +265,7 @@ def _columns(knows: _Knowledge, sql: str, prefix: str, *, quoted: bool) -> list[
     names: Iterable[str] = dict.fromkeys(c for t in tables for c in knows.columns(t))
     found = [n for n in names if n.casefold().startswith(prefix)]
     if quoted:
-        return [Word('"' + n.replace('"', '""') + '"', "column") for n in found]
+        return [Word(quote_identifier(n), "column") for n in found]
     return [Word(sql_identifier(n), "column") for n in found]
 
 
