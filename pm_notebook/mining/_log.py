@@ -250,9 +250,12 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
                 "filter with variants_in()/top_variants(), which need no subquery.",
             ) from exc
 
-    def _answer(self, frame: pd.DataFrame, statements: Sequence[Statement], **attrs: Any) -> pd.DataFrame:
-        # an Answer shows its durations rounded (only the display: the values stay exact Timedeltas)
-        frame = Answer(frame.reset_index(drop=True))
+    def _answer(
+        self, frame: pd.DataFrame, statements: Sequence[Statement], *, events: bool = False, **attrs: Any
+    ) -> pd.DataFrame:
+        # an Answer shows its durations rounded (only the display: the values stay exact Timedeltas); the
+        # events handed to pm4py stay a plain DataFrame, the only type pm4py takes for a DataFrame log
+        frame = frame.reset_index(drop=True) if events else Answer(frame.reset_index(drop=True))
         frame.attrs.clear()
         frame.attrs["sql"] = ";\n\n".join(s.sql for s in statements)
         frame.attrs["transport"] = self._source.resolve_transport()  # every statement went through it
@@ -553,7 +556,7 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         frame = frame.sort_values(["case:concept:name", "time:timestamp", "start_timestamp"], kind="stable")
         sql, params = self.event_sql(dimensions)
-        return self._answer(frame, [Statement(sql, params)])
+        return self._answer(frame, [Statement(sql, params)], events=True)
 
     def iter_events(
         self, dimensions: Iterable[str] | str | None = "all", *, chunk_rows: int = 200_000
