@@ -1,8 +1,12 @@
 """The DataFrame a process-mining answer is: a plain one that shows its durations rounded.
 
 Only the display changes (``6 min 57 s`` rather than ``0 days 00:06:56.822000``, which wraps the activity
-names beside it): the values stay full-precision ``Timedelta``, and any operation on an answer (``head()``,
-arithmetic, a selection) gives a plain ``pandas.DataFrame``.
+names beside it): the values stay full-precision ``Timedelta``. What an analyst derives from an answer
+(``head()``, a column selection, ``sort_values()``, ``.T``, arithmetic) is an ``Answer`` too, so a notebook
+cell that trims an answer shows the same rounded durations as the answer; a column alone is a plain
+``Series``.
+The events :meth:`~pm_notebook.mining.EventLog.to_pm4py` returns are a plain ``pandas.DataFrame`` (pm4py takes
+no subclass as a log), and ``pandas.DataFrame(answer)`` gives one whenever another library needs it.
 """
 
 from __future__ import annotations
@@ -22,12 +26,13 @@ class Answer(pd.DataFrame):
     rounded for reading (:func:`pm_notebook._display.readable_duration`), within pandas' display options
     (``display.max_rows``, ``display.min_rows``, ``display.max_columns``, ...)."""
 
-    # pandas' subclassing contract: whatever an operation builds is a plain DataFrame (attrs kept by pandas)
+    # pandas' subclassing contract: what an operation builds is an Answer again (attrs kept by pandas); the
+    # display is the only difference, so nothing is lost when an operation keeps the type
     _metadata: list[str] = []
 
     @property
     def _constructor(self) -> Any:
-        return pd.DataFrame
+        return Answer
 
     def _plain_display(self) -> bool:
         """Whether pandas' own display applies: no duration to format, or ``display.large_repr = "info"``."""

@@ -37,6 +37,7 @@ import pandas as pd
 
 from .._cells import cell_float, cell_int
 from ..errors import ConfigurationError, MissingDependency
+from ._answer import Answer
 
 __all__ = ["ProcessMap", "render"]
 
@@ -178,23 +179,24 @@ class ProcessMap:
     # --- data ------------------------------------------------------------------------------------
     @property
     def nodes(self) -> pd.DataFrame:
-        """The shown activities (START and END included): frequency, cases and service-time stats."""
-        return self._nodes.copy()
+        """The shown activities (START and END included): frequency, cases and service-time stats (an
+        answer: durations shown rounded)."""
+        return Answer(self._nodes.copy())
 
     @property
     def edges(self) -> pd.DataFrame:
         """The shown transitions: source, target, frequency and waiting-time stats."""
-        return self._edges.copy()
+        return Answer(self._edges.copy())
 
     @property
     def all_nodes(self) -> pd.DataFrame:
         """Every activity fetched, before simplification."""
-        return self._nodes_all.copy()
+        return Answer(self._nodes_all.copy())
 
     @property
     def all_edges(self) -> pd.DataFrame:
         """Every transition fetched, before simplification."""
-        return self._edges_all.copy()
+        return Answer(self._edges_all.copy())
 
     def view(
         self,

@@ -439,6 +439,7 @@ def test_every_answer_and_the_repr_say_how_many_cases_are_excluded(log, raw):
 
 def test_answers_show_durations_rounded_but_keep_them_exact(log, raw):
     from pm_notebook._display import readable_duration
+    from pm_notebook.mining._answer import Answer
 
     answer = log.bottlenecks()
     median = answer["median"]
@@ -452,12 +453,24 @@ def test_answers_show_durations_rounded_but_keep_them_exact(log, raw):
         assert f"<td>{readable}</td>" in html
         assert readable in text
         assert str(value) not in html and str(value) not in text  # pandas' "0 days 00:06:56.822000"
-    # any operation gives a plain DataFrame again, with pandas' own display and the attrs kept
-    for derived in (answer.head(), answer[["median"]] * 2, answer.sort_values("median"), answer.copy()):
-        assert type(derived) is pd.DataFrame
-    assert answer.head().attrs["sql"] == answer.attrs["sql"]
-    assert str(median.iloc[0]) in repr(answer[["median"]].head())
-    assert (answer[["median"]] * 2)["median"].iloc[0] == median.iloc[0] * 2
+    # what a notebook cell derives from an answer is an Answer too: rounded the same, attrs and values kept
+    derived = {
+        "head": answer.head(),
+        "selection": answer[[answer.columns[0], "median"]],
+        "sorted": answer.sort_values("median"),
+        "transposed": answer[["median"]].T,
+        "arithmetic": answer[["median"]] * 2,
+    }
+    for name, frame in derived.items():
+        assert type(frame) is Answer, name
+        assert frame.attrs["sql"] == answer.attrs["sql"], name
+    with pd.option_context("display.max_columns", None, "display.expand_frame_repr", False):
+        for name in ("head", "selection", "sorted", "transposed"):
+            text = repr(derived[name])
+            assert shown[0] in text and str(median.iloc[0]) not in text, name
+    assert (derived["arithmetic"]["median"] == median * 2).all()
+    assert type(answer["median"]) is pd.Series
+    assert type(pd.DataFrame(answer)) is pd.DataFrame
 
 
 def test_answer_display_respects_pandas_options(log):
@@ -482,3 +495,5 @@ def test_answer_display_respects_pandas_options(log):
     with pd.option_context("display.max_rows", 100, "display.max_columns", 10, "display.width", 200):
         assert "15 h 7 min" in frame._repr_html_() and "activity" in repr(frame)
     assert type(log.activities()) is Answer
+    pmap = log.process_map()
+    assert all(type(f) is Answer for f in (pmap.nodes, pmap.edges, pmap.all_nodes, pmap.all_edges))
