@@ -57,14 +57,33 @@ def readable_duration(value: Any) -> str:
 
 
 def duration_formatters(frame: Any) -> dict[Any, Callable[[Any], str]]:
-    """The per-column ``formatters`` (of ``to_html`` / ``to_string``) that show *frame*'s duration columns
-    rounded (:func:`readable_duration`); none when its column names repeat (a formatter is keyed by name)."""
+    """The per-column ``formatters`` (of ``to_html`` / ``to_string``) that show *frame*'s durations rounded
+    (:func:`readable_duration`): its duration columns, and its mixed columns holding durations (a transposed
+    summary); none when its column names repeat (a formatter is keyed by name)."""
     import pandas as pd
 
     if not frame.columns.is_unique:
         return {}
-    durations = [c for c in frame.columns if pd.api.types.is_timedelta64_dtype(frame[c])]
-    return dict.fromkeys(durations, readable_duration)
+    formatters: dict[Any, Callable[[Any], str]] = {}
+    for name in frame.columns:
+        column = frame[name]
+        if pd.api.types.is_timedelta64_dtype(column):
+            formatters[name] = readable_duration
+        elif column.dtype == object and any(isinstance(v, pd.Timedelta) for v in column):
+            formatters[name] = _mixed_value
+    return formatters
+
+
+def _mixed_value(value: Any) -> str:
+    """One value of a mixed column as pandas shows it (floats to ``display.precision`` significant
+    digits), a duration rounded."""
+    import pandas as pd
+
+    if isinstance(value, pd.Timedelta):
+        return readable_duration(value)
+    if isinstance(value, float):
+        return f"{value:.{pd.get_option('display.precision')}g}"
+    return str(value)
 
 
 def footer_html(text: str) -> str:
@@ -77,7 +96,7 @@ def fit_svg(svg: str, *, max_height: int = MAP_MAX_HEIGHT) -> str:
     """*svg* (Graphviz's, with its ``viewBox``) as HTML: at most the cell's width, its aspect kept, scrolling
     past *max_height* pixels.
 
-    >>> fit_svg('<?xml version="1.0"?><svg width="900pt" viewBox="0 0 900 90"></svg>')[:80]
+    >>> fit_svg('<?xml version="1.0"?><svg width="900pt" viewBox="0 0 900 90"></svg>')[:81]
     '<div class="pm-map" style="max-height:640px;overflow:auto"><svg style="max-width:'
     """
     start = svg.find("<svg")

@@ -469,6 +469,12 @@ def test_answers_show_durations_rounded_but_keep_them_exact(log, raw):
             text = repr(derived[name])
             assert shown[0] in text and str(median.iloc[0]) not in text, name
     assert (derived["arithmetic"]["median"] == median * 2).all()
+    # a transposed summary mixes durations with counts and shares in one column: the durations read rounded
+    summary = log.summary()
+    transposed = summary.T
+    throughput = summary["median_throughput"].iloc[0]
+    assert readable_duration(throughput) in repr(transposed) and str(throughput) not in repr(transposed)
+    assert f"<td>{summary['cases'].iloc[0]}</td>" in transposed._repr_html_()
     assert type(answer["median"]) is pd.Series
     assert type(pd.DataFrame(answer)) is pd.DataFrame
 
