@@ -88,7 +88,7 @@ def _answers(log: ProcessLog) -> dict[str, Any]:
         "resources_by_activity": lambda: log.resources(by="activity"),
         "endpoints": log.endpoints,
         "trace_lengths": log.trace_lengths,
-        "arrivals": log.arrivals,
+        "arrivals": lambda: log.arrivals(quantiles=()),
         "work_in_progress": log.work_in_progress,
         "dotted_data": log.dotted_data,
         "performance_spectrum": lambda: log.performance_spectrum("Register", "Check"),
@@ -116,11 +116,14 @@ def test_inlining_plans_name_the_option_and_run_with_it(small):
     source = ContextSource(conn, {"maxSubqueryRows": LIMIT})
     plain = ProcessLog.open(source, project)
     wide = plain.with_resource("ana", "ben", "cai", "dev")  # keeps far more than 100 cases
-    for answer in (wide.activities, wide.transitions, plain.handovers, plain.resource_map):
+    for answer in (wide.activities, wide.transitions, plain.handovers, plain.resource_map, plain.arrivals):
         with pytest.raises(QueryError, match="maxSubqueryRows") as err:
             answer()
         assert "large_subqueries=True" in (err.value.hint or "")
+    assert "quantiles=()" in (err.value.hint or "")  # arrivals: the counts and means need no window
     opted = ProcessLog.open(source, project, large_subqueries=True)
+    assert opted.arrivals("P1M")["p50_interarrival"].notna().any()
+    assert {"enableWindowing": True, "maxSubqueryRows": 10_000_000} in source.sent
     want = opted.with_excluded(False).with_resource("ana", "ben", "cai", "dev").activities()
     assert int(want["executions"].sum()) > LIMIT
     assert opted.handovers()["handovers"].sum() > LIMIT
@@ -166,6 +169,8 @@ def test_more_than_100000_cases_at_the_default_limit(large):
     assert "large_subqueries=True" in (err.value.hint or "")
     with pytest.raises(QueryError, match="100,000"):
         log.handovers()  # the task table joined twice: more than 100,000 rows inlined
+    with pytest.raises(QueryError, match="100,000"):
+        everything.arrivals()  # the windowed subquery: one row per case, 100,500 of them
     opted = ProcessLog.open(ContextSource(conn), project, large_subqueries=True).with_excluded()
     got = opted.case_duration(min=pd.Timedelta(0)).transitions()
     assert int(got.loc[got["source"] == "START", "frequency"].sum()) == 100_500
