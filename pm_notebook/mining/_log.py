@@ -121,7 +121,8 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         :param resource: the task dimension that names who did each task (default: a dimension called
             ``resource`` or ``org:resource``), for the organisational answers.
         :param large_subqueries: allow the statements that Druid can only run by inlining a subquery (a
-            case filter applied to the task or transition table, the handover joins) to inline more than
+            case filter applied to the task or transition table, the handover joins, the window of
+            inter-arrival times) to inline more than
             the server's ``maxSubqueryRows`` (100,000 by default): ``True`` raises that limit to
             10,000,000 rows in those statements' query context, an integer to that many.
         """
