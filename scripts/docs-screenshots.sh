@@ -7,6 +7,8 @@ src=test-artifacts/browser
 cp "$src/test_connect_browse_preview_insert_save/03-connected.png" docs/_static/screenshots/credentials.png
 cp "$src/test_connect_browse_preview_insert_save/07-preview.png" docs/_static/screenshots/browser.png
 cp "$src/test_process_map_renders_in_jupyterlab/02-explorer-performance.png" docs/_static/screenshots/process-map.png
+cp "$src/test_resource_map_and_dotted_chart_in_jupyterlab/01-resource-map-and-dotted-chart.png" \
+    docs/_static/screenshots/perspectives.png
 new=$src/test_newcomer_connect_browse_insert_run_typo_complete_interrupt_map
 cp "$new/02-browsed.png" docs/_static/screenshots/newcomer-browse.png
 cp "$new/03-inserted-and-run.png" docs/_static/screenshots/newcomer-inserted.png

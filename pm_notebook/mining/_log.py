@@ -121,7 +121,8 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         :param resource: the task dimension that names who did each task (default: a dimension called
             ``resource`` or ``org:resource``), for the organisational answers.
         :param large_subqueries: allow the statements that Druid can only run by inlining a subquery (a
-            case filter applied to the task or transition table, the handover joins) to inline more than
+            case filter applied to the task or transition table, the handover joins, the window of
+            inter-arrival times) to inline more than
             the server's ``maxSubqueryRows`` (100,000 by default): ``True`` raises that limit to
             10,000,000 rows in those statements' query context, an integer to that many.
         """
@@ -227,7 +228,9 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         ``maxSubqueryRows`` when the log allows large subqueries, and Druid's refusal of a too-large one
         names that option otherwise."""
         context = self._context
-        if self._max_subquery_rows and _INLINES.search(statement.sql):
+        if statement.windowing:
+            context = {**(context or {}), "enableWindowing": True}
+        if self._max_subquery_rows and (statement.windowing or _INLINES.search(statement.sql)):
             context = {**(context or {}), "maxSubqueryRows": self._max_subquery_rows}
         # sent only when set, so a Source without a context parameter still serves a log without one
         kw: dict[str, Any] = {} if context is None else {"context": context}
@@ -240,14 +243,18 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
                 raise
             raise QueryError(
                 f"Druid refused the answer: a subquery it must inline (a case filter on the task or "
-                f"transition table, or a join) produced more than {int(limit.group(1)):,} rows "
-                "(maxSubqueryRows).",
+                f"transition table, a join, or the window of inter-arrival times) produced more than "
+                f"{int(limit.group(1)):,} rows (maxSubqueryRows).",
                 sql=statement.sql,
                 sqlstate=exc.sqlstate,
                 server_message=exc.server_message,
                 hint="Open the log with conn.mining(project, large_subqueries=True) to raise the limit in "
                 "these statements' query context (the broker then holds that many rows in memory), or "
-                "filter with variants_in()/top_variants(), which need no subquery.",
+                + (
+                    "ask arrivals(freq, quantiles=()) for the counts and mean gaps alone (no window)."
+                    if statement.windowing
+                    else "filter with variants_in()/top_variants(), which need no subquery."
+                ),
             ) from exc
 
     def _answer(

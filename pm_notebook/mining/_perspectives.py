@@ -8,6 +8,7 @@ Each mixin's answers run the statements of one :mod:`._sql` module (:mod:`._sql.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -20,13 +21,27 @@ from ._sql import controlflow as controlflow_sql
 from ._sql import resources as resources_sql
 from ._sql import stats as stats_sql
 from ._sql import timing as timing_sql
-from ._sql._base import period
+from ._sql._base import period, qname
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._charts import Chart
     from ._map import ProcessMap
 
 __all__ = ["ControlFlowAnswers", "OrganisationAnswers", "TimeAnswers"]
+
+
+def _quantiles(quantiles: Sequence[float]) -> tuple[float, ...]:
+    """*quantiles* as floats strictly between 0 and 1 (none is fine); :class:`ConfigurationError` else."""
+    try:
+        qs = tuple(float(q) for q in quantiles)
+    except (TypeError, ValueError):
+        qs = (math.nan,)
+    if isinstance(quantiles, str) or any(not 0 < q < 1 for q in qs):
+        raise ConfigurationError(
+            f"quantiles must be numbers strictly between 0 and 1, got {quantiles!r}.",
+            hint="e.g. quantiles=(0.5, 0.9), or quantiles=() for none",
+        )
+    return qs
 
 
 class OrganisationAnswers(LogParts):
@@ -148,10 +163,17 @@ class TimeAnswers(LogParts):
     """When the work happens: arrivals, work in progress, the dotted chart, the performance spectrum and
     processing beside waiting time."""
 
-    def arrivals(self, freq: str = "P1W") -> pd.DataFrame:
-        """Cases arriving (started) per period: ``started`` and ``mean_interarrival`` (the mean time
-        between two consecutive starts inside the period; NaT with fewer than two); one statement."""
+    def arrivals(self, freq: str = "P1W", quantiles: Sequence[float] = (0.5, 0.9)) -> pd.DataFrame:
+        """Cases arriving (started) per period: ``started``, ``mean_interarrival`` (the mean time between
+        two consecutive starts inside the period; NaT with fewer than two) and the *quantiles* of those
+        times (``p50_interarrival``…, by Druid's quantile sketch: see the docs' quantile definition).
+
+        Two statements; the quantiles need a window function (``LAG``) whose result, one row per case,
+        Druid's broker inlines: past ``maxSubqueryRows`` cases the log needs ``large_subqueries=True``.
+        ``quantiles=()`` leaves them out: one statement, no subquery, any number of cases.
+        """
         iso = period(freq)
+        qs = _quantiles(quantiles)
         statement = timing_sql.arrivals(self._schema(), self._filters, iso)
         frame = self._run(statement)
         started = frame["started"].astype("float64")
@@ -163,7 +185,17 @@ class TimeAnswers(LogParts):
                 "mean_interarrival": _ms((span / (started - 1)).where(started > 1)),
             }
         )
-        return self._answer(out, [statement], freq=iso)
+        statements = [statement]
+        if qs:
+            sql_gaps = timing_sql.interarrival(self._schema(), self._filters, iso, qs)
+            statements.append(sql_gaps)
+            gaps = self._run(sql_gaps)
+            gaps["period"] = gaps["period"].astype("datetime64[ms, UTC]")
+            gaps = gaps.set_index("period")
+            for q in qs:
+                column = gaps[qname(q)].reindex(out["period"]).reset_index(drop=True)
+                out[f"{qname(q)}_interarrival"] = _ms(column)
+        return self._answer(out, statements, freq=iso)
 
     def work_in_progress(self, freq: str = "P1W") -> pd.DataFrame:
         """Open cases per period: ``active`` (open at some time in the period: started before its end and

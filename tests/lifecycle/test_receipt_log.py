@@ -198,6 +198,25 @@ def test_cases_over_time_and_conformance(log, expected):
     assert result.attrs["deviating_cases"] == len(deviating) and len(inner) > 0
 
 
+def test_arrivals_and_their_interarrival_quantiles(log, expected):
+    starts = expected["ev"].groupby(CASE)["ms"].min().sort_values()
+    week = pd.to_datetime(starts, unit="ms", utc=True)
+    monday = week.dt.floor("D") - pd.to_timedelta(week.dt.day_of_week, unit="D")  # Druid's P1W
+    got = log.arrivals().set_index("period")  # the defaults: weeks, median and p90
+    assert got["started"].to_dict() == monday.value_counts().sort_index().to_dict()
+    checked = 0
+    for period, group in starts.groupby(monday):
+        gaps = group.diff().dropna()  # between consecutive case starts inside the week
+        if len(gaps) == 0:
+            assert pd.isna(got.loc[period, "p50_interarrival"])
+            continue
+        assert got.loc[period, "mean_interarrival"] == pd.Timedelta(milliseconds=round(gaps.mean()))
+        assert got.loc[period, "p50_interarrival"] == q(gaps, 0.5)
+        assert got.loc[period, "p90_interarrival"] == q(gaps, 0.9)
+        checked += 1
+    assert checked > 10
+
+
 def test_where_and_the_uploaded_names(log, expected):
     span = expected["span"]
     day = pd.Timedelta(days=1)

@@ -242,12 +242,34 @@ def test_arrivals_and_work_in_progress(glog, events):
     got = glog.arrivals("month").set_index("period")
     month = starts.dt.tz_localize(None).dt.to_period("M").dt.start_time.dt.tz_localize("UTC")
     assert got["started"].to_dict() == month.value_counts().sort_index().to_dict()
+    assert got.attrs["sql"].count("SELECT ") == 3  # two statements, the second with a windowed subquery
+    assert list(got.columns) == ["started", "mean_interarrival", "p50_interarrival", "p90_interarrival"]
+    ties = 0
     for p, group in starts.groupby(month):
         gaps = group.sort_values().diff().dropna()
+        ties += int((gaps == pd.Timedelta(0)).sum())
         want = gaps.mean() if len(gaps) else pd.NaT
         assert (pd.isna(got.loc[p, "mean_interarrival"]) and pd.isna(want)) or abs(
             got.loc[p, "mean_interarrival"] - want
         ) <= pd.Timedelta(milliseconds=1)
+        for share in (0.5, 0.9):  # the documented quantile: numpy's inverted_cdf
+            value = got.loc[p, f"p{int(share * 100)}_interarrival"]
+            if len(gaps) == 0:
+                assert pd.isna(value)
+                continue
+            ms = gaps.dt.total_seconds().to_numpy() * 1000
+            assert value == pd.Timedelta(milliseconds=float(np.quantile(ms, share, method="inverted_cdf")))
+    assert ties > 0  # cases starting at the same instant: gaps of zero, counted
+    quarter = glog.arrivals("P3M", quantiles=(0.25,))
+    assert [c for c in quarter.columns if c.endswith("_interarrival")] == [
+        "mean_interarrival",
+        "p25_interarrival",
+    ]
+    plain = glog.arrivals("month", quantiles=())
+    assert plain.attrs["sql"].count("SELECT ") == 1 and "OVER" not in plain.attrs["sql"]
+    pd.testing.assert_frame_equal(plain, got.reset_index()[list(plain.columns)], check_like=True)
+    with pytest.raises(ConfigurationError, match="quantiles"):
+        glog.arrivals("month", quantiles=(0.5, 1.0))
     wip = glog.work_in_progress("P1W")
     for row in wip.itertuples():
         stop = row.period + pd.Timedelta(weeks=1)

@@ -321,6 +321,22 @@ def test_perspective_statements_bind_each_placeholder_and_use_no_window(filters:
         assert not re.search(r"\bOVER\b|\bQUANTILE_CONT\b|COUNT\(DISTINCT", statement.sql), statement.sql
 
 
+@pytest.mark.parametrize("filters", [*FILTERS, _new_filters()], ids=["none", "excl", "cond", "mixed", "new"])
+def test_the_interarrival_statement_is_the_one_window_and_asks_for_it(filters: Filters) -> None:
+    from pm_notebook.mining._sql import timing
+
+    statement = timing.interarrival(
+        schema("_excluded_cases", "", "_variant_name"), filters, "P1M", (0.5, 0.9)
+    )
+    assert statement.windowing and placeholders(statement.sql) == len(statement.params)
+    assert len(re.findall(r"\bOVER\b", statement.sql)) == 1
+    assert (
+        'LAG(TIMESTAMP_TO_MILLIS("__time")) OVER (PARTITION BY TIME_FLOOR("__time", \'P1M\')' in statement.sql
+    )
+    assert '"p50", ' in statement.sql and statement.sql.endswith('GROUP BY "period" ORDER BY "period"')
+    assert not timing.arrivals(schema(), filters, "P1M").windowing
+
+
 def test_only_the_handover_statements_join_and_case_counts_are_nested_group_bys() -> None:
     s = schema()
     joins = [st for st in _new_statements(s, Filters()) if " JOIN " in st.sql]

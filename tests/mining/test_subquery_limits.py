@@ -51,6 +51,9 @@ class ContextSource:
     def projects(self):
         return self.conn.projects()
 
+    def column_names(self, project):
+        return self.conn.column_names(project)  # the project's mapping, over REST: not a statement
+
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
@@ -88,7 +91,7 @@ def _answers(log: ProcessLog) -> dict[str, Any]:
         "resources_by_activity": lambda: log.resources(by="activity"),
         "endpoints": log.endpoints,
         "trace_lengths": log.trace_lengths,
-        "arrivals": log.arrivals,
+        "arrivals": lambda: log.arrivals(quantiles=()),
         "work_in_progress": log.work_in_progress,
         "dotted_data": log.dotted_data,
         "performance_spectrum": lambda: log.performance_spectrum("Register", "Check"),
@@ -116,11 +119,14 @@ def test_inlining_plans_name_the_option_and_run_with_it(small):
     source = ContextSource(conn, {"maxSubqueryRows": LIMIT})
     plain = ProcessLog.open(source, project)
     wide = plain.with_resource("ana", "ben", "cai", "dev")  # keeps far more than 100 cases
-    for answer in (wide.activities, wide.transitions, plain.handovers, plain.resource_map):
+    for answer in (wide.activities, wide.transitions, plain.handovers, plain.resource_map, plain.arrivals):
         with pytest.raises(QueryError, match="maxSubqueryRows") as err:
             answer()
         assert "large_subqueries=True" in (err.value.hint or "")
+    assert "quantiles=()" in (err.value.hint or "")  # arrivals: the counts and means need no window
     opted = ProcessLog.open(source, project, large_subqueries=True)
+    assert opted.arrivals("P1M")["p50_interarrival"].notna().any()
+    assert {"enableWindowing": True, "maxSubqueryRows": 10_000_000} in source.sent
     want = opted.with_excluded(False).with_resource("ana", "ben", "cai", "dev").activities()
     assert int(want["executions"].sum()) > LIMIT
     assert opted.handovers()["handovers"].sum() > LIMIT
@@ -166,6 +172,65 @@ def test_more_than_100000_cases_at_the_default_limit(large):
     assert "large_subqueries=True" in (err.value.hint or "")
     with pytest.raises(QueryError, match="100,000"):
         log.handovers()  # the task table joined twice: more than 100,000 rows inlined
+    with pytest.raises(QueryError, match="100,000"):
+        everything.arrivals()  # the windowed subquery: one row per case, 100,500 of them
     opted = ProcessLog.open(ContextSource(conn), project, large_subqueries=True).with_excluded()
     got = opted.case_duration(min=pd.Timedelta(0)).transitions()
     assert int(got.loc[got["source"] == "START", "frequency"].sum()) == 100_500
+
+
+def _documented_statements() -> dict[str, str]:
+    """docs/mining.md's table of answers: the answer's cell → its statements cell."""
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "mining.md").read_text(encoding="utf-8")
+    table = docs.split("## Every answer, its counterparts and its statements", 1)[1].split("\n\n")[2]
+    rows = [line.split(" | ") for line in table.splitlines()[2:]]
+    return {row[0].lstrip("| "): row[-1].rstrip(" |") for row in rows}
+
+
+def test_the_statements_each_answer_sends_are_the_documented_ones(small):
+    conn, project = small
+    source = ContextSource(conn)
+    log = ProcessLog.open(source, project)
+    log.schema  # noqa: B018 - read once; no answer reads it again
+
+    def sent(ask) -> int:
+        source.sent.clear()
+        ask()
+        return len(source.sent)
+
+    calls = {
+        "`summary()`": [log.summary],
+        "`variants(top, by)`": [log.variants, lambda: log.variants(by="model")],
+        "`throughput(by)`": [log.throughput, lambda: log.throughput(by="variant")],
+        "`distribution(bucket)`": [log.distribution],
+        "`activities()`": [log.activities],
+        "`processing_and_waiting()`": [log.processing_and_waiting],
+        "`transitions()`, `bottlenecks(k, metric)`": [log.transitions, log.bottlenecks],
+        "`rework(by)`": [log.rework, lambda: log.rework(by="case")],
+        "`cases_over_time(freq)`": [log.cases_over_time],
+        "`conformance(allowed)`": [lambda: log.conformance([("Register", "Check")])],
+        "`process_map()`": [log.process_map],
+        "`endpoints()`": [log.endpoints],
+        "`trace_lengths()`": [log.trace_lengths],
+        "`resources()`": [log.resources],
+        '`resources(by="activity")`': [lambda: log.resources(by="activity")],
+        "`handovers()`": [log.handovers],
+        "`resource_map()`": [log.resource_map],
+        "`arrivals(freq, quantiles=(0.5, 0.9))`": [log.arrivals],
+        "`work_in_progress(freq)`": [log.work_in_progress],
+        "`dotted_chart(freq)`, `dotted_data(freq)`": [log.dotted_chart, log.dotted_data],
+        "`performance_spectrum(a, b, freq)`": [lambda: log.performance_spectrum("Register", "Check")],
+        "`to_pm4py()`": [log.to_pm4py],
+    }
+    documented = _documented_statements()
+    assert set(documented) == set(calls)
+    for answer, asks in calls.items():
+        counts = {sent(ask) for ask in asks}
+        assert counts == {int(documented[answer].split()[0])}, answer
+    assert documented["`arrivals(freq, quantiles=(0.5, 0.9))`"] == "2 (1 with `quantiles=()`)"
+    assert sent(lambda: log.arrivals(quantiles=())) == 1
+    assert sent(lambda: log.top_variants(0.8)) == 1  # the one filter that runs a statement when made
+    filtered = log.top_variants(0.8).with_activity("Check").between("2020-01-01", "2100-01-01")
+    assert sent(filtered.activities) == 1  # filters add conditions, not statements

@@ -25,6 +25,11 @@ from pm_notebook.sql.context import check_context, context_properties, merge_con
 NUMBERS = '"numbers"'
 IN_ALL = f"SELECT COUNT(*) AS c FROM {NUMBERS} WHERE n IN (SELECT n FROM {NUMBERS})"
 JOIN_ALL = f"SELECT COUNT(*) AS c FROM {NUMBERS} a JOIN (SELECT n FROM {NUMBERS}) b ON a.n = b.n"
+# a window operator query under a groupBy: Druid's groupBy engine runs only a groupBy subquery itself
+WINDOW_ALL = (
+    f"SELECT COUNT(*) AS c FROM (SELECT n, n - LAG(n) OVER (ORDER BY n) AS gap FROM {NUMBERS} GROUP BY n) "
+    "WHERE gap IS NOT NULL OR n = 0"
+)
 
 
 def run(transport, sql, params=None, **context) -> pd.DataFrame:
@@ -69,14 +74,23 @@ def test_enable_windowing_reaches_the_broker(transport):
     assert got["p"].isna().tolist() == [True, False, False] and got["p"].tolist()[1:] == [0, 1]
 
 
-@pytest.mark.parametrize("sql", [IN_ALL, JOIN_ALL], ids=["in-subquery", "join-subquery"])
-def test_max_subquery_rows_refused_then_raised(transport, sql):
+@pytest.mark.parametrize(
+    ("sql", "context"),
+    [(IN_ALL, {}), (JOIN_ALL, {}), (WINDOW_ALL, {"enableWindowing": True})],
+    ids=["in-subquery", "join-subquery", "window-subquery"],
+)
+def test_max_subquery_rows_refused_then_raised(transport, sql, context):
     with pytest.raises(QueryError) as refused:
-        run(transport, sql)
+        run(transport, sql, **context)
     assert not isinstance(refused.value, QueryTimeout)
     assert "subqueries generated results beyond maximum[100000] rows" in str(refused.value)
     assert "context={'maxSubqueryRows': 200000}" in (refused.value.hint or "")
-    assert run(transport, sql, maxSubqueryRows=100_001)["c"].tolist() == [100_001]
+    assert run(transport, sql, maxSubqueryRows=100_001, **context)["c"].tolist() == [100_001]
+
+
+def test_a_window_at_the_top_inlines_nothing(transport):
+    sql = f"SELECT n, LAG(n) OVER (ORDER BY n) AS p FROM {NUMBERS} GROUP BY n"
+    assert len(run(transport, sql, enableWindowing=True)) == 100_001  # the answer itself, not a subquery
 
 
 def test_a_subquery_of_exactly_the_limit_runs(transport):

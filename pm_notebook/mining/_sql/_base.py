@@ -45,10 +45,13 @@ PERIOD_ALIASES = {
 
 @dataclass(frozen=True)
 class Statement:
-    """One SQL statement and the values of its ``?`` placeholders, in text order."""
+    """One SQL statement and the values of its ``?`` placeholders, in text order; *windowing*: it uses
+    window functions under an outer aggregate, so it needs ``enableWindowing`` in its query context and
+    Druid's broker inlines the windowed subquery's result (``maxSubqueryRows`` applies to it)."""
 
     sql: str
     params: tuple[Any, ...] = ()
+    windowing: bool = False
 
 
 def quantile(q: float, column: str) -> str:

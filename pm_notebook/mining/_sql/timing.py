@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from .._filters import Filters
 from .._schema import Schema
-from ._base import END, START, Statement, quantile
+from ._base import END, START, Statement, qname, quantile
 
-__all__ = ["arrivals", "dotted_bins", "spectrum", "waiting"]
+__all__ = ["arrivals", "dotted_bins", "interarrival", "spectrum", "waiting"]
 
 
 def arrivals(schema: Schema, filters: Filters, freq: str) -> Statement:
@@ -22,6 +22,30 @@ def arrivals(schema: Schema, filters: Filters, freq: str) -> Statement:
         f'GROUP BY {floor} ORDER BY "period"'
     )
     return Statement(sql, params)
+
+
+def interarrival(schema: Schema, filters: Filters, freq: str, quantiles: tuple[float, ...]) -> Statement:
+    """Per ISO period *freq* (by case start): the *quantiles* of the time between two consecutive case
+    starts inside the period (ms, columns ``p50``…), and how many such ``gaps`` there are.
+
+    Druid cannot pair a case with the one that started before it without a join or a window function; the
+    gaps are ``LAG`` over the cases ordered by start (``enableWindowing``, on a per-case ``GROUP BY`` as
+    Druid 29 asks), aggregated per period outside. Druid's groupBy engine runs only a groupBy subquery
+    itself, so the broker inlines the windowed one: one row per case, capped by ``maxSubqueryRows``.
+    """
+    case, t = schema.col("cases", "case"), schema.col("cases", "time")
+    where, params = filters.where(schema, "cases")
+    floor = f"TIME_FLOOR({t}, '{freq}')"
+    ms = f"TIMESTAMP_TO_MILLIS({t})"
+    gap = '"gap"'
+    quants = "".join(f', {quantile(q, gap)} AS "{qname(q)}"' for q in quantiles)
+    sql = (
+        f'SELECT "period", COUNT(*) AS "gaps"{quants} FROM ('
+        f'SELECT {floor} AS "period", {ms} - LAG({ms}) OVER (PARTITION BY {floor} ORDER BY {t}) AS {gap} '
+        f"FROM {schema.table('cases')}{where} GROUP BY {t}, {case}) "
+        f'WHERE {gap} IS NOT NULL GROUP BY "period" ORDER BY "period"'
+    )
+    return Statement(sql, params, windowing=True)
 
 
 def dotted_bins(schema: Schema, filters: Filters, freq: str) -> Statement:

@@ -192,9 +192,14 @@ def _translate(sql: str, catalog: Catalog, windowing: bool) -> Translated:
 
 
 def _inlined(tree: exp.Expr) -> tuple[tuple[str, str], ...]:
-    """The subqueries Druid materialises on the broker: ``IN (subquery)`` and a join's right-hand subquery
-    (Druid needs the right side of a join globally available, so a subquery there is inlined)."""
+    """The subqueries Druid materialises on the broker: ``IN (subquery)``, a join's right-hand subquery
+    (Druid needs the right side of a join globally available, so a subquery there is inlined) and a
+    subquery in ``FROM`` that computes window functions (a window operator query: Druid's groupBy and scan
+    engines run only a groupBy as their subquery, so the broker inlines any other)."""
     found: list[tuple[str, str]] = []
+    for sub in tree.find_all(exp.Subquery):
+        if isinstance(sub.parent, exp.From) and sub.this.find(exp.Window) is not None:
+            found.append(("window", sub.this.sql(dialect="duckdb")))
     for node in tree.find_all(exp.In):
         query = node.args.get("query")
         if query is not None:
