@@ -18,7 +18,7 @@ LATEST_PYTHON ?= 3.13
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install system-deps lint docs test test-oldest test-latest test-python lock demo lab sandbox bench java-helper clean
+.PHONY: install system-deps lint docs test test-oldest test-latest test-python lock demo lab sandbox bench java-helper clean labextension
 
 $(UV): requirements/uv.txt
 	rm -rf $(TOOLS)
@@ -39,6 +39,29 @@ $(VENV)/.compiled: $(STAMP)
 	$(UV) sync --quiet --locked --all-extras --python $(PYTHON) --compile-bytecode
 	touch $@
 
+# The JupyterLab 4 / Notebook 7 extension (%%pmsql cells as Druid SQL), built from its TypeScript sources in
+# labextension/ with the JupyterLab toolchain from the npm registry, exactly as labextension/package-lock.json pins
+# it (npm ci), into pm_notebook/labextension, which the wheel ships as share/jupyter/labextensions/pm-notebook.
+# The function names come from the sandbox's function table; the core it is built against is the locked
+# JupyterLab's (its staging folder). Node (>= 18) and npm: Debian's nodejs and npm (make system-deps).
+LABEXT     := pm_notebook/labextension
+LABEXT_SRC := $(wildcard labextension/src/*.ts) $(wildcard labextension/style/*) labextension/package.json \
+              labextension/tsconfig.json
+
+labextension/node_modules/.installed: labextension/package-lock.json
+	cd labextension && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+labextension/src/druid-functions.json: pm_notebook/sandbox/sql/dialect/functions.py scripts/labext_functions.py $(STAMP)
+	$(BIN)/python scripts/labext_functions.py $@
+
+$(LABEXT)/package.json: labextension/node_modules/.installed labextension/src/druid-functions.json $(LABEXT_SRC)
+	rm -rf $(LABEXT) labextension/lib labextension/tsconfig.tsbuildinfo
+	cd labextension && JUPYTERLAB_CORE="$$($(CURDIR)/$(BIN)/python -c 'import jupyterlab, os; \
+	  print(os.path.join(os.path.dirname(jupyterlab.__file__), "staging"))')" npm run --silent build
+
+labextension: system-deps $(STAMP) $(LABEXT)/package.json
+
 lock: $(UV)
 	$(UV) lock --upgrade
 
@@ -56,7 +79,7 @@ docs: install
 	$(BIN)/sphinx-build -W --keep-going -q -b html docs build/docs
 
 # -X faulthandler: a crash even after pytest's own reporting (at interpreter exit) prints every thread's stack.
-test: install $(VENV)/.compiled system-deps lint docs
+test: install $(VENV)/.compiled system-deps labextension lint docs
 	$(BIN)/python -X faulthandler -m pytest $(PYTEST_ARGS)
 
 # The suite on the lowest versions the ranges allow, and on today's newest releases (no lock), each in a venv
@@ -87,7 +110,7 @@ demo: install
 # JupyterLab on notebooks/ with a sandbox running and its PM_* values in the kernels' environment (binder/start);
 # the sandbox stops when JupyterLab does. Jupyter refuses to run as root without --allow-root (containers often
 # run as root), so that case asks for it.
-lab: install
+lab: install labextension
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash binder/start jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 sandbox: install
@@ -104,4 +127,5 @@ java-helper:
 	  && jar --create --file pm-columnar.jar -C build . && rm -rf build
 
 clean:
-	rm -rf $(VENV) .venv-oldest .venv-latest .venv-3.* $(TOOLS) build dist *.egg-info .pytest_cache .ruff_cache test-artifacts
+	rm -rf $(VENV) .venv-oldest .venv-latest .venv-3.* $(TOOLS) build dist *.egg-info .pytest_cache .ruff_cache test-artifacts \
+	  $(LABEXT) labextension/node_modules labextension/lib labextension/tsconfig.tsbuildinfo
