@@ -1,4 +1,4 @@
-"""The editor extension in a real browser: ``%%pmsql`` cells highlighted as Druid SQL, Python cells left alone,
+"""The editor extension in a real browser: ``%%pmsql`` cells highlighted as Druid SQL, Python cells alone,
 the switch made as the user types, and the kernel's completion on Tab, in JupyterLab 4 and Notebook 7.
 
 The extension is the one ``make labextension`` built from ``labextension/`` (the wheel ships the same files);
