@@ -22,6 +22,7 @@ import { SQLDialect } from '@codemirror/lang-sql';
 import {
   HighlightStyle,
   Language,
+  languageDataProp,
   syntaxHighlighting
 } from '@codemirror/language';
 import {
@@ -31,19 +32,8 @@ import {
   Prec,
   Text
 } from '@codemirror/state';
-import {
-  Decoration,
-  DecorationSet,
-  EditorView,
-  ViewPlugin,
-  ViewUpdate
-} from '@codemirror/view';
-import {
-  Input,
-  Parser,
-  PartialParse,
-  TreeFragment
-} from '@lezer/common';
+import { Decoration, EditorView, ViewPlugin } from '@codemirror/view';
+import { Input, NodeType, Parser, PartialParse, Tree } from '@lezer/common';
 import { classHighlighter, tags } from '@lezer/highlight';
 
 import druid from './druid-functions.json';
@@ -58,15 +48,25 @@ const DRUID_KEYWORDS =
   'ignore respect nulls first last over window range rows preceding following current unbounded ' +
   'filter within lateral tablesample fetch offset';
 
-const FUNCTIONS = (druid.functions as string[]).map(name => name.toLowerCase());
+/** Function names that are join keywords too: `LEFT JOIN` is far more common than `LEFT(s, n)`. */
+const JOIN_WORDS = new Set(['left', 'right']);
 
-/** Druid SQL as lang-sql's dialect: standard keywords and types, Druid's functions as builtins. */
+const FUNCTIONS = (druid.functions as string[])
+  .map(name => name.toLowerCase())
+  .filter(name => !JOIN_WORDS.has(name));
+
+/**
+ * Druid SQL as lang-sql's dialect: standard keywords and types, Druid's functions as builtins. lang-sql
+ * starts no identifier with `_`, so Druid's `__time` (and any `_name`) is read as a special name, like the
+ * `:name` and `?` parameters pm_notebook binds.
+ */
 const dialect = SQLDialect.define({
   keywords: `${SQL_KEYWORDS} ${DRUID_KEYWORDS}`,
   types: SQL_TYPES,
   builtin: FUNCTIONS.join(' '),
   identifierQuotes: '"',
-  doubleQuotedStrings: false
+  doubleQuotedStrings: false,
+  specialVar: '?:_'
 });
 
 /** The end of the first line of *input* (the magic line), as an offset. */
@@ -76,28 +76,52 @@ function firstLineEnd(input: Input): number {
   return newline < 0 ? input.length : newline;
 }
 
+/** The top node of a `%%pmsql` cell's tree: the magic line, then the SQL tree mounted after it. */
+const cellType = NodeType.define({
+  id: 0,
+  name: 'PmsqlCell',
+  top: true,
+  props: [[languageDataProp, dialect.language.data]]
+});
+
 /**
- * The SQL parser on everything after the magic line: lezer parses the given ranges only, so the magic
- * line is plain text to the SQL grammar (decorated as a magic below).
+ * The SQL parser on everything after the magic line, so the magic line is no SQL (an option such as
+ * `--polars` is no SQL comment). Lezer builds the tree of a range relative to the range's start; the SQL
+ * tree is therefore placed at its offset under a top node that spans the whole cell, or every token would
+ * be coloured as many characters too early as the magic line is long. The SQL is parsed afresh on each
+ * change (no fragments reused): a cell is short, and reusing nodes across the wrapper is not worth its risk.
  */
 class AfterMagicLine extends Parser {
   constructor(private inner: Parser) {
     super();
   }
 
-  createParse(
-    input: Input,
-    fragments: readonly TreeFragment[],
-    ranges: readonly { from: number; to: number }[]
-  ): PartialParse {
+  createParse(input: Input): PartialParse {
     const start = Math.min(firstLineEnd(input) + 1, input.length);
-    let clipped = ranges
-      .filter(r => r.to > start)
-      .map(r => ({ from: Math.max(r.from, start), to: r.to }));
-    if (!clipped.length) {
-      clipped = [{ from: input.length, to: input.length }];
+    const wrap = (sql: Tree | null) =>
+      new Tree(cellType, sql ? [sql] : [], sql ? [start] : [], input.length);
+    if (start >= input.length) {
+      return {
+        advance: () => wrap(null),
+        parsedPos: input.length,
+        stopAt: () => undefined,
+        stoppedAt: null
+      };
     }
-    return this.inner.createParse(input, fragments, clipped);
+    const sql = this.inner.startParse(input, [], [{ from: start, to: input.length }]);
+    return {
+      advance: () => {
+        const tree = sql.advance();
+        return tree && wrap(tree);
+      },
+      get parsedPos() {
+        return sql.parsedPos;
+      },
+      stopAt: (pos: number) => sql.stopAt(Math.max(pos, start)),
+      get stoppedAt() {
+        return sql.stoppedAt;
+      }
+    };
   }
 }
 
@@ -108,36 +132,28 @@ const pmsqlLanguage = new Language(
   'pmsql'
 );
 
-/** Druid functions as JupyterLab shows builtins; `pm-sql-function` is their stable class. */
-const functionStyle = HighlightStyle.define([
-  { tag: tags.standard(tags.name), class: 'pm-sql-function' }
+/**
+ * Druid functions and special names, which JupyterLab's highlight style leaves uncoloured (it colours
+ * `standard(variableName)`, lang-sql tags `standard(name)`): stable classes, coloured in style/index.css.
+ */
+const druidStyle = HighlightStyle.define([
+  { tag: tags.standard(tags.name), class: 'pm-sql-function' },
+  { tag: tags.special(tags.name), class: 'pm-sql-special' }
 ]);
 
 const magicLine = Decoration.line({ class: 'pm-magic-line' });
 
-/** The magic line's class, so it reads as a magic, not as SQL. */
-const magicLinePlugin = ViewPlugin.fromClass(
-  class {
-    decorations: DecorationSet;
-
-    constructor(view: EditorView) {
-      this.decorations = Decoration.set([magicLine.range(0)]);
-      void view;
-    }
-
-    update(update: ViewUpdate): void {
-      void update;
-    }
-  },
-  { decorations: v => v.decorations }
+/** The magic line's class, so it reads as a magic, not as SQL (the first line is always at offset 0). */
+const magicLineDecoration = EditorView.decorations.of(
+  Decoration.set([magicLine.range(0)])
 );
 
 /** What a `%%pmsql` editor gets: the language first (over the cell's Python), its classes, the magic line. */
 const pmsql: Extension = [
   Prec.highest(pmsqlLanguage),
-  syntaxHighlighting(functionStyle),
+  syntaxHighlighting(druidStyle),
   syntaxHighlighting(classHighlighter),
-  magicLinePlugin,
+  magicLineDecoration,
   EditorView.contentAttributes.of({ 'data-pm-language': 'pmsql' })
 ];
 
