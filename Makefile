@@ -41,12 +41,13 @@ $(VENV)/.compiled: $(STAMP)
 
 # The JupyterLab 4 / Notebook 7 extension (%%pmsql cells as Druid SQL), built from its TypeScript sources in
 # labextension/ with the JupyterLab toolchain from the npm registry, exactly as labextension/package-lock.json pins
-# it (npm ci), into pm_notebook/labextension, which the wheel ships as share/jupyter/labextensions/pm-notebook.
-# The function names come from the sandbox's function table; the core it is built against is the locked
-# JupyterLab's (its staging folder). Node (>= 18) and npm: Debian's nodejs and npm (make system-deps).
-LABEXT     := pm_notebook/labextension
+# it (npm ci), into labextension/dist/labextensions/pm-notebook, laid out as in share/jupyter (JUPYTER_PATH=
+# labextension/dist finds it; the wheel ships it as share/jupyter/labextensions/pm-notebook). The function names
+# come from the sandbox's function table; the core it is built against is the locked JupyterLab's (its staging
+# folder), so no `jupyter lab build` is needed. Node (>= 18) and npm: Debian's nodejs and npm (make system-deps).
+LABEXT     := labextension/dist/labextensions/pm-notebook
 LABEXT_SRC := $(wildcard labextension/src/*.ts) $(wildcard labextension/style/*) labextension/package.json \
-              labextension/tsconfig.json
+              labextension/tsconfig.json labextension/install.json
 
 labextension/node_modules/.installed: labextension/package-lock.json
 	cd labextension && npm ci --no-audit --no-fund --loglevel=error
@@ -56,9 +57,10 @@ labextension/src/druid-functions.json: pm_notebook/sandbox/sql/dialect/functions
 	$(BIN)/python scripts/labext_functions.py $@
 
 $(LABEXT)/package.json: labextension/node_modules/.installed labextension/src/druid-functions.json $(LABEXT_SRC)
-	rm -rf $(LABEXT) labextension/lib labextension/tsconfig.tsbuildinfo
+	rm -rf labextension/dist labextension/lib labextension/tsconfig.tsbuildinfo
 	cd labextension && JUPYTERLAB_CORE="$$($(CURDIR)/$(BIN)/python -c 'import jupyterlab, os; \
 	  print(os.path.join(os.path.dirname(jupyterlab.__file__), "staging"))')" npm run --silent build
+	cp labextension/install.json $(LABEXT)/install.json
 
 labextension: system-deps $(STAMP) $(LABEXT)/package.json
 
@@ -111,7 +113,7 @@ demo: install
 # the sandbox stops when JupyterLab does. Jupyter refuses to run as root without --allow-root (containers often
 # run as root), so that case asks for it.
 lab: install labextension
-	PATH="$(CURDIR)/$(BIN):$$PATH" bash binder/start jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
+	PATH="$(CURDIR)/$(BIN):$$PATH" JUPYTER_PATH="$(CURDIR)/labextension/dist" bash binder/start jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 sandbox: install
 	$(BIN)/python -m pm_notebook.sandbox --env-file .env.sandbox
@@ -128,4 +130,4 @@ java-helper:
 
 clean:
 	rm -rf $(VENV) .venv-oldest .venv-latest .venv-3.* $(TOOLS) build dist *.egg-info .pytest_cache .ruff_cache test-artifacts \
-	  $(LABEXT) labextension/node_modules labextension/lib labextension/tsconfig.tsbuildinfo
+	  labextension/dist labextension/node_modules labextension/lib labextension/tsconfig.tsbuildinfo

@@ -176,13 +176,16 @@ function pmsqlSwitch(initial: string): Extension {
       const active = mode.get(tr.startState) === pmsql;
       return wanted === active ? null : { effects: mode.reconfigure(on(tr.newDoc)) };
     }),
-    // an editor whose text arrived before this extension (restored views) is put right once
+    // an editor whose text arrived before this extension (restored views) is put right once (after the
+    // view's construction, when it may dispatch; decided again then, the text may have changed meanwhile)
     ViewPlugin.define(view => {
-      const wanted = isPmsql(view.state.doc);
-      if (wanted !== (mode.get(view.state) === pmsql)) {
-        queueMicrotask(() =>
-          view.dispatch({ effects: mode.reconfigure(on(view.state.doc)) })
-        );
+      const wrong = () => isPmsql(view.state.doc) !== (mode.get(view.state) === pmsql);
+      if (wrong()) {
+        queueMicrotask(() => {
+          if (wrong()) {
+            view.dispatch({ effects: mode.reconfigure(on(view.state.doc)) });
+          }
+        });
       }
       return {};
     })

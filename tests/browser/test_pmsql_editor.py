@@ -20,7 +20,8 @@ from .conftest import ROOT, fresh_url, open_notebook, run_cell, shut_down_kernel
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-BUILT = ROOT / "pm_notebook" / "labextension"
+# laid out as share/jupyter: labextensions/pm-notebook/
+BUILT = ROOT / "labextension" / "dist"
 
 PYTHON_CELL = '%load_ext pm_notebook\n%pmsql --project "Purchase to Pay"\nthreshold = 3_600_000  # in ms'
 SQL_CELL = (
@@ -40,11 +41,10 @@ SQL_MARKS = "[class*='tok-'], .pm-sql-function, .pm-sql-special, .pm-magic-line"
 @pytest.fixture(scope="module")
 def lab(sandbox, tmp_path_factory):
     """JupyterLab with the built extension on its path and kernels that reach the sandbox."""
-    assert (BUILT / "package.json").exists(), "the extension is not built: run `make labextension`"
-    data = tmp_path_factory.mktemp("jupyter-data")
-    (data / "labextensions").mkdir()
-    (data / "labextensions" / "pm-notebook").symlink_to(BUILT, target_is_directory=True)
-    server = start_jupyter(tmp_path_factory.mktemp("lab"), {**sandbox.env, "JUPYTER_PATH": str(data)})
+    assert (BUILT / "labextensions" / "pm-notebook" / "package.json").exists(), (
+        "the extension is not built: run `make labextension`"
+    )
+    server = start_jupyter(tmp_path_factory.mktemp("lab"), {**sandbox.env, "JUPYTER_PATH": str(BUILT)})
     yield server
     server.stop()
 
