@@ -51,9 +51,14 @@ def lab(sandbox, tmp_path_factory):
 
 @pytest.fixture
 def server(lab):
-    """The module's server; each test's kernels are shut down after it (they free the shared CPU)."""
-    yield lab
-    shut_down_kernels(lab)
+    """The module's server; each test's kernels are shut down after it (they free the shared CPU). Every
+    expectation waits up to STEP_TIMEOUT for its event (a loaded machine renders late, never wrongly)."""
+    expect.set_options(timeout=STEP_TIMEOUT)
+    try:
+        yield lab
+    finally:
+        expect.set_options(timeout=None)  # Playwright's default again
+        shut_down_kernels(lab)
 
 
 def editor(page, index: int):
@@ -144,12 +149,12 @@ def test_tab_completes_from_the_kernel_in_a_highlighted_cell(server, page):
     # the kernel's completion: a single match is inserted at once; a list waits for the choice
     popup = page.locator(".jp-Completer")
     offered = popup.locator(".jp-Completer-item", has_text="{cases}")
-    expect(cell.filter(has_text="FROM {cases}").or_(offered).first).to_be_visible(timeout=STEP_TIMEOUT)
+    expect(cell.filter(has_text="FROM {cases}").or_(offered).first).to_be_visible()
     if popup.is_visible():
         page.shots("completion-offered")
         offered.click()
     # the completion is in, once, and the cell stays SQL
-    expect(cell).to_contain_text("FROM {cases}", timeout=STEP_TIMEOUT)
+    expect(cell).to_contain_text("FROM {cases}")
     assert cell.text_content().count("{cases}") == 1 and "{cases}}" not in cell.text_content()
     expect(token(cell, "tok-keyword", "SELECT")).to_be_visible()
     expect(token(cell, "tok-keyword", "FROM")).to_be_visible()
