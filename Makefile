@@ -53,14 +53,9 @@ labextension/node_modules/.installed: labextension/package-lock.json
 	cd labextension && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-labextension/src/druid-functions.json: pm_notebook/sandbox/sql/dialect/functions.py scripts/labext_functions.py $(STAMP)
-	$(BIN)/python scripts/labext_functions.py $@
-
-$(LABEXT)/package.json: labextension/node_modules/.installed labextension/src/druid-functions.json $(LABEXT_SRC)
-	rm -rf labextension/dist labextension/lib labextension/tsconfig.tsbuildinfo
-	cd labextension && JUPYTERLAB_CORE="$$($(CURDIR)/$(BIN)/python -c 'import jupyterlab, os; \
-	  print(os.path.join(os.path.dirname(jupyterlab.__file__), "staging"))')" npm run --silent build
-	cp labextension/install.json $(LABEXT)/install.json
+$(LABEXT)/package.json: labextension/node_modules/.installed $(LABEXT_SRC) scripts/build-labextension.sh \
+                        scripts/labext_functions.py pm_notebook/sandbox/sql/dialect/functions.py $(STAMP)
+	bash scripts/build-labextension.sh $(BIN)/python
 
 labextension: system-deps $(STAMP) $(LABEXT)/package.json
 
