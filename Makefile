@@ -18,7 +18,7 @@ LATEST_PYTHON ?= 3.13
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install system-deps lint docs test test-oldest test-latest test-python lock demo lab sandbox bench java-helper clean
+.PHONY: install system-deps lint docs test test-oldest test-latest test-python lock demo lab sandbox bench java-helper clean labextension
 
 $(UV): requirements/uv.txt
 	rm -rf $(TOOLS)
@@ -39,6 +39,26 @@ $(VENV)/.compiled: $(STAMP)
 	$(UV) sync --quiet --locked --all-extras --python $(PYTHON) --compile-bytecode
 	touch $@
 
+# The JupyterLab 4 / Notebook 7 extension (%%pmsql cells as Druid SQL), built from its TypeScript sources in
+# labextension/ with the JupyterLab toolchain from the npm registry, exactly as labextension/package-lock.json pins
+# it (npm ci), into labextension/dist/labextensions/pm-notebook, laid out as in share/jupyter (JUPYTER_PATH=
+# labextension/dist finds it; the wheel ships it as share/jupyter/labextensions/pm-notebook). The function names
+# come from the sandbox's function table; the core it is built against is the locked JupyterLab's (its staging
+# folder), so no `jupyter lab build` is needed. Node (>= 18) and npm: Debian's nodejs and npm (make system-deps).
+LABEXT     := labextension/dist/labextensions/pm-notebook
+LABEXT_SRC := $(wildcard labextension/src/*.ts) $(wildcard labextension/style/*) labextension/package.json \
+              labextension/tsconfig.json labextension/install.json
+
+labextension/node_modules/.installed: labextension/package-lock.json
+	cd labextension && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(LABEXT)/package.json: labextension/node_modules/.installed $(LABEXT_SRC) scripts/build-labextension.sh \
+                        scripts/labext_functions.py pm_notebook/sandbox/sql/dialect/functions.py $(STAMP)
+	bash scripts/build-labextension.sh $(BIN)/python
+
+labextension: system-deps $(STAMP) $(LABEXT)/package.json
+
 lock: $(UV)
 	$(UV) lock --upgrade
 
@@ -56,7 +76,7 @@ docs: install
 	$(BIN)/sphinx-build -W --keep-going -q -b html docs build/docs
 
 # -X faulthandler: a crash even after pytest's own reporting (at interpreter exit) prints every thread's stack.
-test: install $(VENV)/.compiled system-deps lint docs
+test: install $(VENV)/.compiled system-deps labextension lint docs
 	$(BIN)/python -X faulthandler -m pytest $(PYTEST_ARGS)
 
 # The suite on the lowest versions the ranges allow, and on today's newest releases (no lock), each in a venv
@@ -87,8 +107,8 @@ demo: install
 # JupyterLab on notebooks/ with a sandbox running and its PM_* values in the kernels' environment (binder/start);
 # the sandbox stops when JupyterLab does. Jupyter refuses to run as root without --allow-root (containers often
 # run as root), so that case asks for it.
-lab: install
-	PATH="$(CURDIR)/$(BIN):$$PATH" bash binder/start jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
+lab: install labextension
+	PATH="$(CURDIR)/$(BIN):$$PATH" JUPYTER_PATH="$(CURDIR)/labextension/dist" bash binder/start jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 sandbox: install
 	$(BIN)/python -m pm_notebook.sandbox --env-file .env.sandbox
@@ -104,4 +124,5 @@ java-helper:
 	  && jar --create --file pm-columnar.jar -C build . && rm -rf build
 
 clean:
-	rm -rf $(VENV) .venv-oldest .venv-latest .venv-3.* $(TOOLS) build dist *.egg-info .pytest_cache .ruff_cache test-artifacts
+	rm -rf $(VENV) .venv-oldest .venv-latest .venv-3.* $(TOOLS) build dist *.egg-info .pytest_cache .ruff_cache test-artifacts \
+	  labextension/dist labextension/node_modules labextension/lib labextension/tsconfig.tsbuildinfo

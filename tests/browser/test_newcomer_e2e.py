@@ -11,16 +11,14 @@ sandbox's held statement), never on a fixed pause. Screenshots land in
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.request
 from pathlib import Path
 
 import nbformat
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import ROOT, open_notebook, run_cell, start_jupyter
+from .conftest import ROOT, fresh_url, open_notebook, run_cell, shut_down_kernels, start_jupyter
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -53,24 +51,9 @@ def lab(lab_sandbox, tmp_path_factory):
     server.stop()
 
 
-def shut_down_kernels(lab) -> None:
-    """Stop every kernel of the server (each notebook's kernel, once done with, frees the shared CPU)."""
-    base = f"{lab.url}/api/sessions?token={lab.token}"
-    with urllib.request.urlopen(base, timeout=30) as resp:
-        sessions = json.load(resp)
-    for session in sessions:
-        url = f"{lab.url}/api/sessions/{session['id']}?token={lab.token}"
-        urllib.request.urlopen(urllib.request.Request(url, method="DELETE"), timeout=60).close()
-
-
 def exactly(text: str) -> re.Pattern[str]:
     """*text* as a whole option label (ipywidgets shows a list's spaces as no-break spaces)."""
     return re.compile("^" + r"\s".join(re.escape(word) for word in text.split(" ")) + "$")
-
-
-def fresh_url(lab, name: str) -> str:
-    """The notebook's URL with a reset workspace: only this notebook open (no tab of an earlier test)."""
-    return lab.lab_url(name).replace("?token=", "?reset&token=")
 
 
 def menu(page, top: str, item: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -134,6 +135,38 @@ def test_the_wheel_alone_gives_the_client_and_pmsql_on_the_jvm_free_path(
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     assert answer["file"].startswith(str(venv)), answer["file"]
     assert (answer["one"], answer["two"], answer["heavy"]) == (1, 2, [])
+
+
+def test_the_wheel_carries_the_prebuilt_labextension(dist: dict[str, Path]) -> None:
+    """The JupyterLab extension's built assets, where JupyterLab looks for prebuilt extensions."""
+    share = "pm_notebook-{}.data/data/share/jupyter/labextensions/pm-notebook/"
+    with zipfile.ZipFile(dist["wheel"]) as whl:
+        names = set(whl.namelist())
+        version = next(n for n in names if n.endswith(".dist-info/METADATA")).split("-")[1].split(".dist")[0]
+        share = share.format(version)
+        package = json.loads(whl.read(share + "package.json"))
+        install = json.loads(whl.read(share + "install.json"))
+    remote = package["jupyterlab"]["_build"]["load"]  # written by the build: the entry JupyterLab loads
+    assert share + remote in names
+    assert (package["name"], install["packageName"]) == ("pm-notebook", "pm-notebook")
+    # the sources stay in the repository: no TypeScript, no node_modules in the wheel
+    assert not [n for n in names if n.endswith(".ts") or "node_modules" in n]
+
+
+def test_jupyterlab_lists_the_installed_extension_as_prebuilt_and_enabled(
+    venv: Path, constraints: Path, tmp_path
+) -> None:
+    """JupyterLab (at the tested version) beside the wheel finds the extension with no build step."""
+    _install(venv, constraints, "jupyterlab", cwd=tmp_path)
+    env = {k: v for k, v in _clean_env(venv).items() if not k.startswith("JUPYTER")}
+    env.update(JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_DATA_DIR=str(tmp_path / "data"))
+    done = _run([str(venv / "bin" / "jupyter"), "labextension", "list"], cwd=tmp_path, env=env)
+    listing = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
+    # prebuilt extensions are listed under the folder they were installed in: the venv's share/jupyter
+    sections = re.split(r"^(?=\S)", listing, flags=re.M)
+    prebuilt = next(s for s in sections if s.startswith(str(venv / "share" / "jupyter" / "labextensions")))
+    assert re.search(r"^\s+pm-notebook v\S+ enabled\s+OK \(python, pm-notebook\)$", prebuilt, re.M), listing
+    assert "pm-notebook" not in listing.replace(prebuilt, ""), listing
 
 
 @pytest.fixture(scope="module")
