@@ -80,11 +80,12 @@ test: install $(VENV)/.compiled system-deps labextension lint docs
 	$(BIN)/python -X faulthandler -m pytest $(PYTEST_ARGS)
 
 # The suite on the lowest versions the ranges allow, and on today's newest releases (no lock), each in a venv
-# of its own (tests/shipping installs the wheel at the same versions).
-test-oldest: $(UV) system-deps
+# of its own (tests/shipping installs the wheel at the same versions); the browser tests use the extension
+# `make labextension` built.
+test-oldest: $(UV) system-deps labextension
 	$(MAKE) _test-range RANGE_VENV=.venv-oldest RANGE_PYTHON=$(OLDEST_PYTHON) RESOLUTION=lowest-direct
 
-test-latest: $(UV) system-deps
+test-latest: $(UV) system-deps labextension
 	$(MAKE) _test-range RANGE_VENV=.venv-latest RANGE_PYTHON=$(LATEST_PYTHON) RESOLUTION=highest
 
 # The locked set on another supported Python (make test-python PY=3.12), in .venv-<PY>.
