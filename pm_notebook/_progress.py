@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["Progress", "ProgressCallback", "in_notebook"]
+__all__ = ["Progress", "ProgressCallback", "in_notebook", "tqdm_class"]
 
 #: ``(phase, done, total)``
 ProgressCallback = Callable[[str, int, "int | None"], None]
@@ -19,6 +19,27 @@ def in_notebook() -> bool:
     get = getattr(ipython, "get_ipython", None)
     shell = get() if get is not None else None
     return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def tqdm_class() -> Any:
+    """tqdm's bar for where we run now: its notebook widget in a Jupyter kernel (with ipywidgets), its text
+    bar on stderr elsewhere; ``None`` without tqdm.
+
+    Chosen per bar by :func:`in_notebook`, not by ``tqdm.auto``: that one chooses once, when first imported,
+    by whether ipykernel is imported at all, so in a process that imported ipykernel without running in a
+    kernel (a test session, a script) every later bar is a widget that no frontend shows.
+    """
+    try:
+        from tqdm.std import tqdm
+    except ImportError:  # tqdm is optional (the jdbc extra)
+        return None
+    if in_notebook():
+        from tqdm.notebook import IProgress
+        from tqdm.notebook import tqdm as notebook_tqdm
+
+        if IProgress is not None:  # None: ipywidgets is missing, and the widget bar would fail
+            return notebook_tqdm
+    return tqdm
 
 
 class Progress:
@@ -35,15 +56,14 @@ class Progress:
             self._callback(phase, done, total)
         if not self._use_tqdm:
             return
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:  # tqdm is optional (the jdbc extra): no bar then
-            self._use_tqdm = False
-            return
         if self._bar is None or self._bar.desc != f"{self._label} {phase}":
             self.close()
+            bar = tqdm_class()
+            if bar is None:  # without tqdm there is no bar, and no error
+                self._use_tqdm = False
+                return
             unit = "B" if phase == "upload" else "file"
-            self._bar = tqdm(
+            self._bar = bar(
                 total=total, desc=f"{self._label} {phase}", unit=unit, unit_scale=True, leave=True
             )
         self._bar.total = total

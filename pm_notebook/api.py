@@ -297,40 +297,31 @@ class RestClient:
         :param live: send every page (as :meth:`request` does), never through the offline cache.
         :raises ConfigurationError: *page_size* is not a positive integer.
         """
-        page_size = positive_int(page_size, "page_size")
-        return self._page_iter(path, params, what, keys, page_size, not_found, check, live)
+        page_size = positive_int(page_size, "page_size")  # checked now, not at the first page
 
-    def _page_iter(
-        self,
-        path: str,
-        params: Mapping[str, Any],
-        what: str,
-        keys: tuple[str, ...],
-        page_size: int,
-        not_found: Callable[[], tuple[str, str]] | None,
-        check: Callable[[requests.Response], None] | None,
-        live: bool,
-    ) -> Iterator[list[Any]]:
-        seen = 0
-        previous: list[Any] | None = None
-        page = 1
-        while True:
-            query = {**params, "pageIndex": page, "limit": page_size}
-            response = self._send(path, what=what, params=query, live=live)
-            if check is not None:
-                check(response)
-            _http.raise_for_status(response, what=what, not_found=not_found)
-            data = _http.json_body(response, what=what)
-            got, total = _page_items(data, keys)
-            if got is None:
-                raise self._shape_error(what, f"a page of items ({' / '.join(keys)})", data)
-            if got and got == previous:
-                return
-            yield got
-            seen += len(got)
-            if not got or len(got) < page_size or (total is not None and seen >= total):
-                return
-            previous, page = got, page + 1
+        def walk() -> Iterator[list[Any]]:
+            seen = 0
+            previous: list[Any] | None = None
+            page = 1
+            while True:
+                query = {**params, "pageIndex": page, "limit": page_size}
+                response = self._send(path, what=what, params=query, live=live)
+                if check is not None:
+                    check(response)
+                _http.raise_for_status(response, what=what, not_found=not_found)
+                data = _http.json_body(response, what=what)
+                got, total = _page_items(data, keys)
+                if got is None:
+                    raise self._shape_error(what, f"a page of items ({' / '.join(keys)})", data)
+                if got and got == previous:
+                    return
+                yield got
+                seen += len(got)
+                if not got or len(got) < page_size or (total is not None and seen >= total):
+                    return
+                previous, page = got, page + 1
+
+        return walk()
 
     def _project_pages(
         self, path: str, params: dict[str, Any], *, what: str, keys: tuple[str, ...], pid: str, **kw: Any

@@ -6,6 +6,8 @@
   short ``token_lifetime``), all stopped at teardown.
 * ``sandbox_store`` (session): the same deterministic data built in-process (unsealed DuckDB per
   workgroup), for computing expected values: ``sandbox_store.database(client_id)``.
+* ``connect_workgroup`` (session): ``connect_workgroup(sb, key="demo", **options)`` opens a pm_notebook
+  connection to one workgroup of sandbox *sb* (no keyring); the caller closes it.
 * ``interrupt_when_held`` (function): ``with interrupt_when_held(sb): ...`` sends the main thread a Ctrl-C as
   soon as *sb* holds a statement (see :meth:`Sandbox.hold_statements`), however long that takes: the Ctrl-C
   always lands while the query runs on the server, never before it was sent nor after it finished.
@@ -54,6 +56,24 @@ def gzip_sandbox(tmp_path_factory: pytest.TempPathFactory):
     sb = start(cases=SANDBOX_CASES, log_path=log_path, extra_args=["--sql-compression-level", "-1"])
     yield sb
     sb.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_workgroup():
+    """``connect_workgroup(sb, key="demo", *, secret=None, **options)``: a new connection to workgroup *key*
+    of sandbox *sb*, with its own secret unless *secret* is given, never through the keyring; the caller
+    closes it (``with connect_workgroup(sandbox) as conn: ...``)."""
+    import pm_notebook
+
+    def connect(sb, key: str = "demo", *, secret: str | None = None, **options):
+        wg = sb.workgroups[key]
+        options.setdefault("use_keyring", False)
+        client_secret = wg.client_secret if secret is None else secret
+        return pm_notebook.connect(
+            sb.base_url, sb.auth_url, wg.client_id, client_secret, sb.jdbc_url, **options
+        )
+
+    return connect
 
 
 @pytest.fixture(autouse=True)

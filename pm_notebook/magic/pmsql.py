@@ -195,34 +195,20 @@ class PmSql(Magics):
             conn.configure_cache(**options)
         store = args.cache or self.cache
         with conn.storing() if store else nullcontext():
-            return self._steps(conn, args, ns, call, line_form=line_form, verbose=verbose, store=store)
-
-    def _steps(
-        self,
-        conn: Connection,
-        args: MagicArgs,
-        ns: Mapping[str, Any],
-        call: _Call,
-        *,
-        line_form: bool,
-        verbose: bool,
-        store: bool,
-    ) -> Any:
-        session = self.session
-        if args.project:
-            session.choose_project(conn, args.project)
-        if args.tables:
-            frame = tables_frame(*session.tables(conn))
-            return self._result(frame, args, line_form, started=None)
-        if args.columns is not None:
-            frame = columns_frame(session.table_columns(conn, args.columns))
-            return self._result(frame, args, line_form, started=None)
-        if not args.sql:
-            connected = not args.project or args.connect or args.env_file or args.connection
-            if args.display:  # --no-display: choose the project silently
-                self._show(TextView(session.status(conn, connected=bool(connected))))
-            return None
-        return self._query(conn, args, ns, call, line_form=line_form, verbose=verbose, store=store)
+            if args.project:
+                session.choose_project(conn, args.project)
+            if args.tables:
+                frame = tables_frame(*session.tables(conn))
+                return self._result(frame, args, line_form, started=None)
+            if args.columns is not None:
+                frame = columns_frame(session.table_columns(conn, args.columns))
+                return self._result(frame, args, line_form, started=None)
+            if not args.sql:
+                connected = not args.project or args.connect or args.env_file or args.connection
+                if args.display:  # --no-display: choose the project silently
+                    self._show(TextView(session.status(conn, connected=bool(connected))))
+                return None
+            return self._query(conn, args, ns, call, line_form=line_form, verbose=verbose, store=store)
 
     def _query(
         self,

@@ -172,12 +172,11 @@ class EndsWith(CaseFilter):
     def render(self, schema: Schema, kind: str) -> Fragment | None:
         if kind != "cases":
             return None
-        sub = (
-            f"SELECT {schema.col('edge', 'case')} FROM {schema.table('edge')} "
-            f"WHERE {schema.col('edge', 'target')} = '{END}' "
+        cond = (
+            f"{schema.col('edge', 'target')} = '{END}' "
             f"AND {schema.col('edge', 'source')} IN ({placeholders(len(self.activities))})"
         )
-        return f"{schema.col('cases', 'case')} IN ({sub})", self.activities
+        return _edge_cases(schema, cond), self.activities
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from ._filters import (
 )
 from ._perspectives import ControlFlowAnswers, OrganisationAnswers, TimeAnswers
 from ._schema import Schema, read_schema
-from ._shaping import _ms, _rounded
+from ._shaping import MapView, _ms, _rounded
 from ._source import Source
 from ._sql import cases as cases_sql
 from ._sql import conformance as conformance_sql
@@ -517,22 +517,12 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         """The directly-follows graph from the transitions table (START/END included), as a
         :class:`~pm_notebook.mining.ProcessMap`: both views' numbers are fetched once (two queries), so
         :meth:`ProcessMap.view` and the interactive widget never query again."""
-        from ._map import ProcessMap
-
         sql_nodes = stats_sql.node_stats(self._schema(), self._filters)
         nodes = self._node_frame(sql_nodes).drop(columns="cases_with_rework")
         sql_edges = stats_sql.transitions(self._schema(), self._filters)
         edges = self._edge_frame(sql_edges)
-        return ProcessMap(
-            nodes,
-            edges,
-            metric=metric,
-            stat=stat,
-            activities=activities,
-            paths=paths,
-            sql=";\n\n".join([sql_nodes.sql, sql_edges.sql]),
-            title=self._project.name or self._project.id,
-        )
+        view = MapView(metric=metric, stat=stat, activities=activities, paths=paths)
+        return self._process_map(nodes, edges, [sql_nodes, sql_edges], view)
 
     def event_sql(self, dimensions: Iterable[str] | str | None = "all") -> tuple[str, tuple[Any, ...]]:
         """The statement (and its parameters) :meth:`to_pm4py` runs: one row per task with pm4py's names."""

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..errors import ConfigurationError
 from ._filtering import _strings
-from ._shaping import LogParts, _ms
+from ._shaping import LogParts, MapView, _ms
 from ._sql import cases as cases_sql
 from ._sql import controlflow as controlflow_sql
 from ._sql import resources as resources_sql
@@ -111,8 +111,6 @@ class OrganisationAnswers(LogParts):
         """A :class:`~pm_notebook.mining.ProcessMap` over resources: a node per resource (NULL as
         ``(none)``), an edge per handover (START → first resource and last resource → END included); the
         same rendering, explorer and exports as :meth:`process_map` (three statements)."""
-        from ._map import ProcessMap
-
         res = self._resource()
         schema = self._schema()
         sql_nodes, sql_stats = resources_sql.resource_nodes(schema, self._filters, res)
@@ -123,16 +121,8 @@ class OrganisationAnswers(LogParts):
             nodes[col] = _ms(nodes[col])
         sql_edges = resources_sql.resource_edges(schema, self._filters, res)
         edges = self._edge_frame(sql_edges)
-        return ProcessMap(
-            nodes,
-            edges,
-            metric=metric,
-            stat=stat,
-            activities=activities,
-            paths=paths,
-            sql=";\n\n".join(s.sql for s in (sql_nodes, sql_stats, sql_edges)),
-            title=f"{self._project.name or self._project.id} (resources)",
-        )
+        view = MapView(metric=metric, stat=stat, activities=activities, paths=paths)
+        return self._process_map(nodes, edges, [sql_nodes, sql_stats, sql_edges], view, of="resources")
 
 
 class ControlFlowAnswers(LogParts):

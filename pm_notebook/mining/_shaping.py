@@ -1,12 +1,15 @@
 """What the answer mixins of :class:`~._log.ProcessLog` share: the parts of the log they use (declared here
-for mypy, implemented by ``ProcessLog``) and the conversions of result columns to pandas types."""
+for mypy, implemented by ``ProcessLog``), the one construction of a :class:`~._map.ProcessMap` answer and the
+conversions of result columns to pandas types."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 import pandas as pd
+
+from ._map import ProcessMap
 
 if TYPE_CHECKING:  # pragma: no cover
     from .._models import Project
@@ -16,6 +19,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: a log type: the filter methods return a new log of the type they are called on
 LogT = TypeVar("LogT", bound="LogParts")
+
+
+class MapView(TypedDict):
+    """How a :class:`~._map.ProcessMap` answer is first shown: the arguments of ``process_map()``."""
+
+    metric: str
+    stat: str
+    activities: float
+    paths: float
 
 
 class LogParts:
@@ -37,6 +49,27 @@ class LogParts:
         def _resource(self) -> str: ...
         def _add(self: LogT, case_filter: CaseFilter) -> LogT: ...
         def _with(self: LogT, filters: Filters) -> LogT: ...
+
+    def _process_map(
+        self,
+        nodes: pd.DataFrame,
+        edges: pd.DataFrame,
+        statements: Sequence[Statement],
+        view: MapView,
+        *,
+        of: str = "",
+    ) -> ProcessMap:
+        """The :class:`~._map.ProcessMap` of *nodes* and *edges*, shown as *view* (its ``metric``, ``stat``,
+        ``activities`` and ``paths``), titled after the project (and what its nodes are *of*, when they are
+        not activities) and carrying the *statements* that fetched it."""
+        title = self._project.name or self._project.id
+        return ProcessMap(
+            nodes,
+            edges,
+            **view,
+            sql=";\n\n".join(s.sql for s in statements),
+            title=f"{title} ({of})" if of else title,
+        )
 
 
 def _ms(values: pd.Series) -> pd.Series:

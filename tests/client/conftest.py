@@ -22,23 +22,13 @@ def _empty_keyring(memory_keyring) -> None:
 
 
 @pytest.fixture
-def connect_to():
-    """``connect_to(sb, key="demo", **options)``: a connection to a sandbox workgroup, closed at teardown."""
-    from pm_notebook import connect
-
+def connect_to(connect_workgroup):
+    """``connect_to(sb, key="demo", **options)``: :func:`connect_workgroup`, the connection closed at
+    teardown."""
     opened = []
 
-    def factory(sb, key: str = "demo", *, secret: str | None = None, **options):
-        wg = sb.workgroups[key]
-        options.setdefault("use_keyring", False)
-        conn = connect(
-            sb.base_url,
-            sb.auth_url,
-            wg.client_id,
-            secret if secret is not None else wg.client_secret,
-            sb.jdbc_url,
-            **options,
-        )
+    def factory(sb, key: str = "demo", **options):
+        conn = connect_workgroup(sb, key, **options)
         opened.append(conn)
         return conn
 

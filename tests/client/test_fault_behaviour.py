@@ -52,19 +52,9 @@ def chunked(conn, sql: str, transport: str, on_first=None) -> tuple[list[pd.Data
 
 
 @pytest.fixture(scope="module")
-def expected_large(sandbox) -> pd.DataFrame:
+def expected_large(sandbox, connect_workgroup) -> pd.DataFrame:
     """The large result, fetched once without faults (druid), for comparison."""
-    import pm_notebook
-
-    wg = sandbox.workgroups["demo"]
-    with pm_notebook.connect(
-        sandbox.base_url,
-        sandbox.auth_url,
-        wg.client_id,
-        wg.client_secret,
-        sandbox.jdbc_url,
-        use_keyring=False,
-    ) as conn:
+    with connect_workgroup(sandbox) as conn:
         frame = conn.query(large_sql(sandbox), transport="druid")
     assert len(frame) == LARGE_ROWS and not frame.duplicated(["vertex_id", "vcase", "ccase"]).any()
     return frame

@@ -25,22 +25,12 @@ def lc_sandbox(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture
-def lc_connect(lc_sandbox):
+def lc_connect(lc_sandbox, connect_workgroup):
     """``lc_connect(key="demo")``: a connection to a workgroup of the lifecycle sandbox."""
-    from pm_notebook import connect
-
     opened = []
 
     def factory(key: str = "demo"):
-        wg = lc_sandbox.workgroups[key]
-        conn = connect(
-            lc_sandbox.base_url,
-            lc_sandbox.auth_url,
-            wg.client_id,
-            wg.client_secret,
-            lc_sandbox.jdbc_url,
-            use_keyring=False,
-        )
+        conn = connect_workgroup(lc_sandbox, key)
         conn.sql_transport = "druid"
         opened.append(conn)
         return conn

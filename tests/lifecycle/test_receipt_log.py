@@ -55,18 +55,8 @@ def expected(frame):
 
 
 @pytest.fixture(scope="module")
-def uploaded(lc_sandbox, frame):
-    from pm_notebook import connect
-
-    wg = lc_sandbox.workgroups["demo"]
-    conn = connect(
-        lc_sandbox.base_url,
-        lc_sandbox.auth_url,
-        wg.client_id,
-        wg.client_secret,
-        lc_sandbox.jdbc_url,
-        use_keyring=False,
-    )
+def uploaded(lc_sandbox, connect_workgroup, frame):
+    conn = connect_workgroup(lc_sandbox)
     project = conn.create_project("receipt (4TU)", description="the 4TU receipt log, from a test")
     conn.upload(project, frame, progress=False)
     yield conn, project

@@ -4,6 +4,8 @@ through SQL; appends, reset, delete, files, progress, and who may do what."""
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import threading
 import zipfile
 
@@ -267,3 +269,20 @@ def test_progress_bar_with_tqdm(conn, project, capsys):
     conn.upload(project, frame, progress=True, name="bar.csv")
     err = capsys.readouterr().err
     assert "bar.csv upload" in err and "bar.csv ingest" in err
+
+
+def test_progress_bar_is_text_outside_a_kernel_even_after_ipykernel_was_imported():
+    """Whether a kernel runs us decides the bar, not whether ipykernel was imported (``tqdm.auto`` decides
+    by the latter, once, at its first import). A fresh process, so that tqdm is first imported after
+    ipykernel, whatever this session imported before."""
+    pytest.importorskip("tqdm")
+    script = (
+        "import ipykernel.zmqshell\n"
+        "from pm_notebook._progress import Progress\n"
+        "bar = Progress(True, 'f.csv')\n"
+        "bar('upload', 1, 2)\n"
+        "bar.close()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "f.csv upload" in done.stderr and "1.00/2.00" in done.stderr  # the text bar

@@ -5,24 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-import pm_notebook
 from pm_notebook import _context
 from pm_notebook.testing import TestingShell
 
 
 @pytest.fixture(scope="module")
-def conn(sandbox):
+def conn(sandbox, connect_workgroup):
     """A connection to the sandbox's demo workgroup, shared by a module's tests."""
-    wg = sandbox.workgroups["demo"]
-    c = pm_notebook.connect(
-        base_url=sandbox.base_url,
-        auth_url=sandbox.auth_url,
-        client_id=wg.client_id,
-        client_secret=wg.client_secret,
-        jdbc_url=sandbox.jdbc_url,
-    )
-    yield c
-    c.close()
+    with connect_workgroup(sandbox) as c:
+        yield c
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 from traitlets import TraitError
 
-import pm_notebook
 from pm_notebook import ConfigurationError, QueryError
 from pm_notebook.magic import PmSql
 
@@ -100,17 +99,11 @@ def test_bad_context_stops_the_cell_before_any_request(pshell, sandbox, option, 
     assert sql_requests(sandbox)  # the counters do see the magic's requests
 
 
-def test_verbose_shows_the_context_sent_with_the_connection_default(bare_shell, sandbox, project):
-    wg = sandbox.workgroups["demo"]
-    with pm_notebook.connect(
-        sandbox.base_url,
-        sandbox.auth_url,
-        wg.client_id,
-        wg.client_secret,
-        sandbox.jdbc_url,
-        use_keyring=False,
-        context={"sqlTimeZone": "Europe/Paris", "apiToken": "not-for-display"},
-    ) as conn:
+def test_verbose_shows_the_context_sent_with_the_connection_default(
+    bare_shell, sandbox, connect_workgroup, project
+):
+    context = {"sqlTimeZone": "Europe/Paris", "apiToken": "not-for-display"}
+    with connect_workgroup(sandbox, context=context) as conn:
         bare_shell.user_ns["zoned"] = conn
         bare_shell.run_cell(f'%pmsql --connection zoned --project "{project.name}"')
         bare_shell.clear_displayed()

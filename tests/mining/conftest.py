@@ -12,21 +12,10 @@ PROJECT = "Purchase to Pay"
 
 
 @pytest.fixture(scope="module")
-def conn(sandbox):
+def conn(sandbox, connect_workgroup):
     """A pm_notebook connection to the demo workgroup, shared by a test module."""
-    import pm_notebook
-
-    demo = sandbox.workgroups["demo"]
-    connection = pm_notebook.connect(
-        sandbox.base_url,
-        sandbox.auth_url,
-        demo.client_id,
-        demo.client_secret,
-        sandbox.jdbc_url,
-        use_keyring=False,
-    )
-    yield connection
-    connection.close()
+    with connect_workgroup(sandbox) as connection:
+        yield connection
 
 
 @pytest.fixture(scope="module")

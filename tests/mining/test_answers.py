@@ -364,19 +364,9 @@ def test_quantiles_are_within_rank_bounds_not_just_close():
 
 
 @pytest.mark.parametrize("transport", ["druid", "avatica"])
-def test_bound_parameters_on_each_transport(sandbox, raw, transport):
+def test_bound_parameters_on_each_transport(sandbox, connect_workgroup, raw, transport):
     """Filters bind their values as ``?`` parameters (text, numbers, times) on both HTTP transports."""
-    import pm_notebook
-
-    demo = sandbox.workgroups["demo"]
-    with pm_notebook.connect(
-        sandbox.base_url,
-        sandbox.auth_url,
-        demo.client_id,
-        demo.client_secret,
-        sandbox.jdbc_url,
-        use_keyring=False,
-    ) as conn:
+    with connect_workgroup(sandbox) as conn:
         conn.sql_transport = transport
         log = conn.mining("Purchase to Pay")
         got = log.between("2025-02-01", "2025-09-01").where(

@@ -22,15 +22,11 @@ def events() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def gen_conn(tmp_path_factory):
-    import pm_notebook
+def gen_conn(tmp_path_factory, connect_workgroup):
     from pm_notebook.sandbox import start
 
     sb = start(cases=20, log_path=tmp_path_factory.mktemp("persp-sandbox") / "sandbox.log")
-    wg = sb.workgroups["demo"]
-    conn = pm_notebook.connect(
-        sb.base_url, sb.auth_url, wg.client_id, wg.client_secret, sb.jdbc_url, use_keyring=False
-    )
+    conn = connect_workgroup(sb)
     yield conn
     conn.close()
     sb.stop()
@@ -319,20 +315,11 @@ def test_bad_filter_arguments(glog):
 
 # --- the service's column naming (detail_<n>_lpkr_<slug>), on the session sandbox's Parcel Delivery project
 @pytest.fixture(scope="module")
-def parcel_log(sandbox, sandbox_store):
-    import pm_notebook
-
+def parcel_log(sandbox, sandbox_store, connect_workgroup):
     from .conftest import _frame
 
     wg = sandbox.workgroups["second"]
-    conn = pm_notebook.connect(
-        sandbox.base_url,
-        sandbox.auth_url,
-        wg.client_id,
-        wg.client_secret,
-        sandbox.jdbc_url,
-        use_keyring=False,
-    )
+    conn = connect_workgroup(sandbox, "second")
     project = next(p for p in conn.projects() if p.name.startswith("Parcel Delivery"))
     db = sandbox_store.database(wg.client_id).cursor()
     try:

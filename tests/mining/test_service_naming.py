@@ -10,18 +10,8 @@ from .conftest import _frame, quantile_bounds
 
 
 @pytest.fixture(scope="module")
-def second(sandbox):
-    import pm_notebook
-
-    wg = sandbox.workgroups["second"]
-    with pm_notebook.connect(
-        sandbox.base_url,
-        sandbox.auth_url,
-        wg.client_id,
-        wg.client_secret,
-        sandbox.jdbc_url,
-        use_keyring=False,
-    ) as conn:
+def second(sandbox, connect_workgroup):
+    with connect_workgroup(sandbox, "second") as conn:
         yield conn
 
 

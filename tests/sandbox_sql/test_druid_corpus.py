@@ -23,19 +23,9 @@ DRUID_MESSAGE = re.compile(
 
 
 @pytest.fixture(scope="module")
-def conn(sandbox, demo):
-    import pm_notebook
-
-    connection = pm_notebook.connect(
-        sandbox.base_url,
-        sandbox.auth_url,
-        demo.client_id,
-        demo.client_secret,
-        sandbox.jdbc_url,
-        use_keyring=False,
-    )
-    yield connection
-    connection.close()
+def conn(sandbox, connect_workgroup):
+    with connect_workgroup(sandbox) as connection:
+        yield connection
 
 
 def test_the_corpora_are_large_enough():

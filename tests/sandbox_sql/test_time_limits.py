@@ -1,8 +1,11 @@
 """Statement time limits in the engine: one watchdog thread, whatever the number of queries.
 
 The statements that must be interrupted are held (:class:`StatementHolds`): they wait inside DuckDB until
-their time limit interrupts them, so no verdict depends on how fast this machine runs a query. Elapsed times
-are only compared with the limits themselves (a limit never fires early) or used as hang guards.
+their time limit interrupts them, so no verdict depends on how fast this machine runs a query. A statement
+whose limit must end it while held is admitted with the limit clock stopped (``LIMIT_CLOCK.stopped()``):
+admission and translation count against the limit, and on a busy machine they could use it all up before
+the statement reaches its hold. Elapsed times are only compared with the limits themselves (a limit never
+fires early) or used as hang guards.
 """
 
 from __future__ import annotations
@@ -41,15 +44,27 @@ def _wait_held(engine: SqlEngine, count: int) -> None:
 def test_a_statement_over_its_time_limit_is_interrupted(engine, demo, tables, how):
     engine.holds.arm("AS held")
     sql = tables.fmt(HELD)
-    started = time.monotonic()
-    with pytest.raises(SqlError, match=r"Query timeout: the statement ran longer than 0.4 s") as info:
-        if how == "execute":
-            engine.execute(demo.client_id, sql, timeout=0.4)
-        else:
-            with engine.stream(demo.client_id, sql, None, lambda c, s, d: s, timeout=0.4) as stream:
-                list(stream)
-    assert info.value.kind == "timeout"
-    assert time.monotonic() - started >= 0.4  # the limit, not something else, ended it
+    errors: list[SqlError] = []
+
+    def run() -> None:
+        with pytest.raises(SqlError) as info:
+            if how == "execute":
+                engine.execute(demo.client_id, sql, timeout=0.4)
+            else:
+                with engine.stream(demo.client_id, sql, None, lambda c, s, d: s, timeout=0.4) as stream:
+                    list(stream)
+        errors.append(info.value)
+
+    with sqldeadline.LIMIT_CLOCK.stopped():  # however slow its admission, the statement reaches its hold
+        worker = threading.Thread(target=run)
+        worker.start()
+        _wait_held(engine, 1)
+        held = time.monotonic()
+    worker.join(60)
+    assert not worker.is_alive() and len(errors) == 1
+    assert errors[0].kind == "timeout"
+    assert str(errors[0]).startswith("Query timeout: the statement ran longer than 0.4 s")
+    assert time.monotonic() - held >= 0.4  # the limit, not something else, ended it
     assert engine.holds.state() == {"armed": [], "held": 0, "by_workgroup": {}, "ended": {"timed_out": 1}}
     # The slot is free and the next statement runs in full.
     assert engine.execute(demo.client_id, "SELECT 1 AS x").table.num_rows == 1

@@ -6,29 +6,18 @@ from __future__ import annotations
 import pytest
 
 
-def _demo_connection(sb):
-    import pm_notebook
-
-    demo = sb.workgroups["demo"]
-    return pm_notebook.connect(
-        sb.base_url, sb.auth_url, demo.client_id, demo.client_secret, sb.jdbc_url, use_keyring=False
-    )
-
-
 @pytest.fixture(scope="module")
-def conn(sandbox):
+def conn(sandbox, connect_workgroup):
     """A pm_notebook connection to the demo workgroup, shared by a test module."""
-    connection = _demo_connection(sandbox)
-    yield connection
-    connection.close()
+    with connect_workgroup(sandbox) as connection:
+        yield connection
 
 
 @pytest.fixture(scope="module")
-def gzip_conn(gzip_sandbox):
+def gzip_conn(gzip_sandbox, connect_workgroup):
     """The same, to the sandbox that gzips its SQL answers (``gzip_sandbox``)."""
-    connection = _demo_connection(gzip_sandbox)
-    yield connection
-    connection.close()
+    with connect_workgroup(gzip_sandbox) as connection:
+        yield connection
 
 
 @pytest.fixture(scope="session")

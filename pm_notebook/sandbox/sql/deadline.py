@@ -8,6 +8,9 @@ own error) ended it.
 inside DuckDB (in a Python function that blocks without using CPU) until its time limit or a cancel
 interrupts it, or the hold is released. Tests use it to make a statement run until it is interrupted by
 construction, whatever the machine's speed.
+
+:data:`LIMIT_CLOCK` is the time the limits run on; stopping it is the switch that keeps a limit from running
+out before the statement is held (its admission and translation count against it, as in Druid).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -28,16 +31,62 @@ import duckdb
 from .dialect import from_duckdb
 from .errors import SqlError
 
-__all__ = ["Deadline", "StatementHolds", "cancelled", "engine_error", "install_hold_function", "timed_out"]
+__all__ = [
+    "LIMIT_CLOCK",
+    "Deadline",
+    "LimitClock",
+    "StatementHolds",
+    "cancelled",
+    "engine_error",
+    "install_hold_function",
+    "timed_out",
+]
 
 log = logging.getLogger(__name__)
+
+
+class LimitClock:
+    """The time statements' limits run on: ``time.monotonic()`` less the time the clock stood stopped.
+
+    Stopping it is a switch for tests: while it stands, no time limit runs, so a statement can be admitted
+    and reach its hold however slowly the machine works; restarted, every limit runs on from where it stood.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stopped_at: float | None = None
+        self._lost = 0.0  # seconds the clock stood stopped
+
+    def now(self) -> float:
+        with self._lock:
+            real = time.monotonic() if self._stopped_at is None else self._stopped_at
+            return real - self._lost
+
+    @contextlib.contextmanager
+    def stopped(self) -> Iterator[None]:
+        """No time limit runs within this block (not re-entrant)."""
+        with self._lock:
+            if self._stopped_at is not None:
+                raise RuntimeError("the limit clock is already stopped")
+            self._stopped_at = time.monotonic()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._lost += time.monotonic() - self._stopped_at
+                self._stopped_at = None
+            # the watchdog needs no wake-up: a stopped clock only makes deadlines come later
+
+
+#: the one clock of every statement's time limit (the watchdog serves them all)
+LIMIT_CLOCK = LimitClock()
 
 
 class Deadline:
     """A running statement's cursor, time limit and cancel flag: it tells which of them interrupted DuckDB.
 
-    The time limit runs from *since* (default: now); :meth:`close` ends it and closes the cursor, and
-    lets go of it (the watchdog may hold a closed one until its time comes).
+    The time limit runs from *since* (default: now; :data:`LIMIT_CLOCK` time); :meth:`close` ends it and
+    closes the cursor, and lets go of it (the watchdog may hold a closed one until its time comes).
     """
 
     def __init__(
@@ -49,7 +98,7 @@ class Deadline:
         self.timed_out = False
         self.cancelled = False
         self._wake = threading.Event()  # ends a hold: set when interrupted, released or closed
-        _WATCHDOG.watch(self, (time.monotonic() if since is None else since) + timeout)
+        _WATCHDOG.watch(self, (LIMIT_CLOCK.now() if since is None else since) + timeout)
 
     @property
     def closed(self) -> bool:
@@ -319,7 +368,7 @@ class _Watchdog:
         self._thread: threading.Thread | None = None
 
     def watch(self, running: Deadline, deadline: float) -> None:
-        """Expire *running* at *deadline* (``time.monotonic()`` seconds) unless it is closed by then."""
+        """Expire *running* at *deadline* (:data:`LIMIT_CLOCK` seconds) unless it is closed by then."""
         with self._cond:
             if len(self._heap) >= self._compact_at:
                 self._heap = [entry for entry in self._heap if not entry[2].closed]
@@ -341,7 +390,7 @@ class _Watchdog:
                     if not self._heap:
                         self._cond.wait()
                         continue
-                    wait = self._heap[0][0] - time.monotonic()
+                    wait = self._heap[0][0] - LIMIT_CLOCK.now()
                     if wait <= 0:
                         running = heapq.heappop(self._heap)[2]
                         break

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import re
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from .access import Catalog
 from .catalog import install_metadata, read_catalog, type_name
 from .context import DEFAULT_MAX_SUBQUERY_ROWS, QueryContext
 from .deadline import (
+    LIMIT_CLOCK,
     Deadline,
     StatementHolds,
     cancelled,
@@ -201,7 +201,7 @@ class SqlEngine:
         self, client_id: str, sql: str, context: Mapping[str, object] | None = None
     ) -> tuple[Translated, list[Column]]:
         """The result columns of *sql* without running it (parameters bound to NULL, no rows read)."""
-        translated, wg, _, _ = self._admit(client_id, sql, None, time.monotonic(), context)
+        translated, wg, _, _ = self._admit(client_id, sql, None, LIMIT_CLOCK.now(), context)
         try:
             if translated.explain:
                 return translated, _EXPLAIN_COLUMNS
@@ -236,7 +236,7 @@ class SqlEngine:
         :raises SqlError: refused, invalid, timed out, cancelled, over the row cap or over
             ``maxSubqueryRows``.
         """
-        started = time.monotonic()
+        started = LIMIT_CLOCK.now()
         translated, wg, limit, ctx = self._admit(client_id, sql, timeout, started, context)
         try:
             params = list(params or [])
@@ -268,7 +268,7 @@ class SqlEngine:
 
         :raises SqlError: refused or invalid before any row; while iterating: timed out, over the row cap.
         """
-        started = time.monotonic()
+        started = LIMIT_CLOCK.now()
         translated, wg, limit, ctx = self._admit(client_id, sql, timeout, started, context)
         return ResultStream(
             self,
@@ -295,8 +295,9 @@ class SqlEngine:
     ) -> tuple[Translated, _Workgroup, float, QueryContext]:
         """Take one of the workgroup's query slots, then translate *sql* (the caller releases the slot).
 
-        The time limit runs from *started*: waiting for the slot and translating count against it, so a
-        huge statement costs its own workgroup's slot and time, and cannot run past its limit.
+        The time limit runs from *started* (:data:`~.deadline.LIMIT_CLOCK` time): waiting for the slot and
+        translating count against it, so a huge statement costs its own workgroup's slot and time, and cannot
+        run past its limit.
 
         :returns: the translation, the workgroup, the statement's time limit in seconds (*timeout*, else
             the context's ``timeout``, capped by ``options.query_timeout``) and the parsed context.
@@ -306,11 +307,11 @@ class SqlEngine:
         if timeout is None:
             timeout = ctx.timeout
         limit = self.options.query_timeout if timeout is None else min(timeout, self.options.query_timeout)
-        if not wg.gate.acquire(timeout=max(0.0, started + limit - time.monotonic())):
+        if not wg.gate.acquire(timeout=max(0.0, started + limit - LIMIT_CLOCK.now())):
             raise SqlError("Too many queries are running for this workgroup; try again shortly.", "capacity")
         try:
             translated = self.translate(client_id, sql, ctx)
-            if time.monotonic() - started >= limit:
+            if LIMIT_CLOCK.now() - started >= limit:
                 raise timed_out(limit)
         except BaseException:
             wg.gate.release()
@@ -387,7 +388,7 @@ class SqlEngine:
                 if batches
                 else reader.schema.empty_table()
             )
-            return QueryResult(columns, normalise(table, columns), elapsed=time.monotonic() - started)
+            return QueryResult(columns, normalise(table, columns), elapsed=LIMIT_CLOCK.now() - started)
         except duckdb.Error as e:
             raise running.error(e) from None
         finally:
