@@ -65,12 +65,9 @@ class OrganisationAnswers(LogParts):
         if by is None:
             sql_counts, sql_acts = resources_sql.resources(schema, self._filters, res)
             frame = self._run(sql_counts)
-            total = cell_int(frame["total_cases"].iloc[0]) if len(frame) else 0  # no task: no case
-            frame = frame.drop(columns="total_cases").sort_values(
-                ["events", "resource"], ascending=[False, True], na_position="first"
-            )
             acts = self._run(sql_acts)
-            frame = frame.merge(acts, on="resource", how="left")
+            total = cell_int(acts["total_cases"].iloc[0]) if len(acts) else 0  # no task: no case
+            frame = frame.merge(acts.drop(columns="total_cases"), on="resource", how="left")
             for col in ("events", "cases", "activities"):
                 frame[col] = frame[col].astype("Int64")
             events = float(frame["events"].sum())

@@ -48,26 +48,27 @@ def resource_column(schema: Schema, name: str | None) -> str:
 
 def resources(schema: Schema, filters: Filters, res: str) -> tuple[Statement, Statement]:
     """Per resource (NULL included): ``events`` and ``cases`` (per-case GROUP BY, then an outer sum and
-    count), and on every row ``total_cases``, the cases the filters keep (a one-row aggregate of the cases
-    table, CROSS JOINed; a join keeps no order, so the caller orders the rows); and, second statement, per
-    resource its number of distinct ``activities`` (per-activity GROUP BY, then a count)."""
+    count); and, second statement, per resource its number of distinct ``activities`` (per-activity GROUP
+    BY, then a count) and on every row ``total_cases``, the cases the filters keep (a one-row aggregate of
+    the cases table, CROSS JOINed; a join keeps no order). The join sits on the smaller statement: Druid's
+    broker inlines both of its inputs (one row per resource, and one row)."""
     case, act = schema.col("vertex", "case"), schema.col("vertex", "activity")
     where, params = filters.where(schema, "vertex")
     where_c, params_c = filters.where(schema, "cases")
     table = schema.table("vertex")
-    counts = (
+    sql_counts = (
         f'SELECT "resource", SUM("n") AS "events", COUNT(*) AS "cases" FROM ('
         f'SELECT {res} AS "resource", {case} AS "case_id", COUNT(*) AS "n" FROM {table}{where} '
-        f'GROUP BY {res}, {case}) GROUP BY "resource"'
+        f'GROUP BY {res}, {case}) GROUP BY "resource" ORDER BY "events" DESC, "resource"'
     )
-    total = f'SELECT COUNT(*) AS "total_cases" FROM {schema.table("cases")}{where_c}'
-    sql_counts = f'SELECT * FROM ({counts}) AS "r" CROSS JOIN ({total}) AS "t"'
-    sql_activities = (
+    activities = (
         f'SELECT "resource", COUNT(*) AS "activities" FROM ('
         f'SELECT {res} AS "resource", {act} AS "activity" FROM {table}{where} GROUP BY {res}, {act}) '
         f'GROUP BY "resource"'
     )
-    return Statement(sql_counts, params + params_c), Statement(sql_activities, params)
+    total = f'SELECT COUNT(*) AS "total_cases" FROM {schema.table("cases")}{where_c}'
+    sql_activities = f'SELECT * FROM ({activities}) AS "r" CROSS JOIN ({total}) AS "t"'
+    return Statement(sql_counts, params), Statement(sql_activities, params + params_c)
 
 
 def resources_by_activity(schema: Schema, filters: Filters, res: str) -> Statement:
