@@ -46,8 +46,9 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["ProcessLog"]
 
 
-#: a statement whose ``IN (SELECT ...)`` or ``JOIN (SELECT ...)`` Druid inlines on the broker
-_INLINES = re.compile(r"\b(?:IN|JOIN) \(SELECT\b")
+#: a statement whose ``IN (SELECT ...)`` or ``JOIN (SELECT ...)`` Druid inlines on the broker (a
+#: ``CROSS JOIN`` sets a one-row count beside an answer's rows: one row inlined, never near the limit)
+_INLINES = re.compile(r"\b(?:IN|(?<!CROSS )JOIN) \(SELECT\b")
 #: Druid's refusal of an inlined subquery over ``maxSubqueryRows`` (Druid 0.20-27 and 28+ wordings)
 _SUBQUERY_LIMIT = re.compile(r"[Ss]ubquer(?:y|ies) generated results beyond maximum\[(\d+)\]")
 #: the ``maxSubqueryRows`` that ``large_subqueries=True`` sets
@@ -282,15 +283,13 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         """One row: cases, events, variants, activities, mean/median/p90 throughput, cases with rework and
         their share, first/last event and the time span between them, and ``excluded_cases`` (the cases a
         user excluded: left out of the other columns unless the log includes them)."""
-        statements = (
-            *cases_sql.summary(self._schema(), self._filters),
-            cases_sql.activity_count(self._schema(), self._filters),
-        )
-        sql_cases, sql_events, sql_variants, sql_activities = statements
+        statements = cases_sql.summary(self._schema(), self._filters)
+        sql_cases, sql_events = statements
         c = self._run(sql_cases)
-        events = cell_int(self._run(sql_events).iloc[0, 0])
-        variants = cell_int(self._run(sql_variants).iloc[0, 0])
-        activities = cell_int(self._run(sql_activities).iloc[0, 0])
+        e = self._run(sql_events)
+        variants = cell_int(c["variants"].iloc[0])
+        activities = cell_int(e["activities"].iloc[0])
+        events = cell_int(e["events"].iloc[0]) if activities else 0  # SUM over no activity is NULL
         n = cell_int(c["cases"].iloc[0])
         rework_cases = cell_int(c["rework_cases"].iloc[0]) if n else 0
         row = {
@@ -322,7 +321,10 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         top = positive_int(top, "top")
         statement = variants_sql.variants(self._schema(), self._filters, top, _variant_by(by))
         frame = self._run(statement)
-        total, sql_total = self._total_cases()
+        total = cell_int(frame["total_cases"].iloc[0]) if len(frame) else 0  # no variant: no case
+        frame = frame.drop(columns="total_cases")
+        frame = frame.sort_values(["cases", "variant"], ascending=[False, True], na_position="first")
+        frame = frame.reset_index(drop=True)
         sequences, sql_seq = self._sequences([str(x) for x in frame["example_case"].dropna()])
         frame.insert(
             2 if "name" in frame.columns else 1,
@@ -338,7 +340,7 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         frame.insert(_after(frame, "share"), "cumulative_share", share.cumsum())
         frame["median_duration"] = _ms(frame["median_duration"])
         frame["p90_duration"] = _ms(frame["p90_duration"])
-        return self._answer(frame, [statement, sql_total, *sql_seq], total_cases=total)
+        return self._answer(frame, [statement, *sql_seq], total_cases=total)
 
     def _sequences(self, case_ids: list[str]) -> tuple[dict[str, str], list[Statement]]:
         """``caseid -> "A → B → C"`` for a few example cases (their tasks, ordered by start then end)."""

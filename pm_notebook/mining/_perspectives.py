@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from .._cells import cell_int
 from ..errors import ConfigurationError
 from ._filtering import _strings
 from ._shaping import LogParts, MapView, _ms
@@ -54,7 +55,7 @@ class OrganisationAnswers(LogParts):
         """Who does the work (tasks whose resource is NULL are the ``<NA>`` row).
 
         ``by=None``: per resource ``events``, ``cases``, ``activities`` (distinct), ``share`` (of all
-        events) and ``involvement`` (share of the log's cases it worked in); three statements.
+        events) and ``involvement`` (share of the log's cases it worked in); two statements.
         ``by="activity"``: per (activity, resource) ``events``, ``cases``, ``specialisation`` (the
         resource's share of the activity's executions) and ``involvement`` (share of the activity's cases
         it worked in); two statements.
@@ -65,14 +66,14 @@ class OrganisationAnswers(LogParts):
             sql_counts, sql_acts = resources_sql.resources(schema, self._filters, res)
             frame = self._run(sql_counts)
             acts = self._run(sql_acts)
-            frame = frame.merge(acts, on="resource", how="left")
-            total, sql_total = self._total_cases()
+            total = cell_int(acts["total_cases"].iloc[0]) if len(acts) else 0  # no task: no case
+            frame = frame.merge(acts.drop(columns="total_cases"), on="resource", how="left")
             for col in ("events", "cases", "activities"):
                 frame[col] = frame[col].astype("Int64")
             events = float(frame["events"].sum())
             frame["share"] = frame["events"].astype("float64") / events if events else math.nan
             frame["involvement"] = frame["cases"].astype("float64") / total if total else math.nan
-            return self._answer(frame, [sql_counts, sql_acts, sql_total], total_cases=total)
+            return self._answer(frame, [sql_counts, sql_acts], total_cases=total)
         if by == "activity":
             statement = resources_sql.resources_by_activity(schema, self._filters, res)
             frame = self._run(statement)
@@ -92,18 +93,16 @@ class OrganisationAnswers(LogParts):
         """Handover of work: per (``from_resource``, ``to_resource``) how often a task of one is directly
         followed in its case by a task of the other (``handovers``, same resource included, as pm4py's
         handover-of-work network counts them), in how many ``cases``, and the ``mean_wait`` and
-        ``median_wait`` between the two tasks (two statements; see :func:`._sql.resources.handovers`)."""
+        ``median_wait`` between the two tasks (one statement; see :func:`._sql.resources.handovers`)."""
         res = self._resource()
-        sql_counts, sql_cases = resources_sql.handovers(self._schema(), self._filters, res)
-        frame = self._run(sql_counts)
-        cases = self._run(sql_cases)
-        frame = frame.merge(cases, on=["from_resource", "to_resource"], how="left")
+        statement = resources_sql.handovers(self._schema(), self._filters, res)
+        frame = self._run(statement)
         frame["handovers"] = frame["handovers"].astype("Int64")
         frame["cases"] = frame["cases"].astype("Int64")
         frame["mean_wait"] = _ms(frame["mean_wait"])
         frame["median_wait"] = _ms(frame["median_wait"])
         frame = frame[["from_resource", "to_resource", "handovers", "cases", "mean_wait", "median_wait"]]
-        return self._answer(frame, [sql_counts, sql_cases])
+        return self._answer(frame, [statement])
 
     def resource_map(
         self, metric: str = "frequency", stat: str = "median", activities: float = 1.0, paths: float = 0.3

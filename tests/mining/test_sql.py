@@ -168,8 +168,11 @@ def test_every_statement_binds_each_placeholder_and_stays_druid_sql(filters: Fil
     for statement in every_statement(s, filters):
         assert placeholders(statement.sql) == len(statement.params), statement.sql
         assert statement.sql.startswith("SELECT ")
-        # Druid SQL only: no window functions, joins only as IN (subquery) semi-joins
-        assert not re.search(r"\bOVER\b|\bJOIN\b|\bQUANTILE_CONT\b", statement.sql), statement.sql
+        # Druid SQL only: no window functions; joins only as IN (subquery) semi-joins, or a CROSS JOIN
+        # that sets a one-row aggregate beside the answer's rows
+        assert not re.search(r"\bOVER\b|(?<!CROSS )\bJOIN\b|\bQUANTILE_CONT\b", statement.sql), statement.sql
+        for right in statement.sql.split(" CROSS JOIN (")[1:]:
+            assert right.startswith('SELECT COUNT(*) AS "'), statement.sql  # one row: a count
 
 
 def test_the_quantile_function_is_named_in_one_place() -> None:
@@ -234,7 +237,9 @@ def test_case_groupings_and_periods() -> None:
 
 def test_variants_conformance_and_events() -> None:
     named = variants.variants(schema("_variant_name"), Filters(), 3, "model")
-    assert 'LOOKUP("graphkey", \'p-1_variant_name\') AS "name"' in named.sql and named.sql.endswith("LIMIT 3")
+    assert 'LOOKUP("graphkey", \'p-1_variant_name\') AS "name"' in named.sql
+    total = 'CROSS JOIN (SELECT COUNT(*) AS "total_cases" FROM "p-1") AS "t"'
+    assert named.sql.endswith(f'LIMIT 3) AS "v" {total}')
     assert '"name"' not in variants.variants(schema(), Filters(), 3, "model").sql  # no lookup, no names
     seq = variants.sequences(schema(), ["c1", "c2", "c3"])
     assert seq.params == ("c1", "c2", "c3") and '"caseid" IN (?, ?, ?) ORDER BY "__time"' in seq.sql
@@ -274,7 +279,7 @@ def _new_statements(s: Schema, f: Filters) -> list[Statement]:
     return [
         *resources.resources(s, f, res),
         resources.resources_by_activity(s, f, res),
-        *resources.handovers(s, f, res),
+        resources.handovers(s, f, res),
         *resources.resource_nodes(s, f, res),
         resources.resource_edges(s, f, res),
         controlflow.endpoints(s, f),
@@ -339,8 +344,10 @@ def test_the_interarrival_statement_is_the_one_window_and_asks_for_it(filters: F
 
 def test_only_the_handover_statements_join_and_case_counts_are_nested_group_bys() -> None:
     s = schema()
-    joins = [st for st in _new_statements(s, Filters()) if " JOIN " in st.sql]
-    assert len(joins) == 3 and all("maxSubqueryRows" not in st.sql for st in joins)  # handovers ×2, edges
+    joins = [st for st in _new_statements(s, Filters()) if re.search(r"(?<!CROSS) JOIN ", st.sql)]
+    assert len(joins) == 2 and all("maxSubqueryRows" not in st.sql for st in joins)  # handovers, edges
+    handover = joins[0].sql
+    assert handover.count(" JOIN ") == 2 and 'APPROX_QUANTILE_DS("wait_sketch", 0.5)' in handover
     from pm_notebook.mining._sql import resources
 
     counts, _ = resources.resources(s, Filters(), '"resource_lpkr"')

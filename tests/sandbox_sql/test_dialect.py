@@ -318,3 +318,31 @@ def test_deep_nesting_is_a_druid_shaped_refusal(sql):
         translate(sql, CATALOG)
     assert "nested too deeply" in info.value.message
     assert info.value.http_status == 400 and info.value.druid_body()["errorCode"] == "invalidInput"
+
+
+def test_a_quantile_of_a_sketch_column_merges_the_sketches():
+    """Druid's APPROX_QUANTILE_DS and DS_QUANTILES_SKETCH take a numeric expression or a quantiles sketch
+    column (sql-aggregations): an outer query over per-group sketches merges them."""
+    catalog = Catalog(tables={"p-9": {"caseid": "VARCHAR", "activity": "VARCHAR", "enddate": "BIGINT"}})
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA druid")
+    con.execute(
+        'CREATE TABLE druid."p-9" AS SELECT (i % 3)::VARCHAR AS caseid, (i % 7)::VARCHAR AS activity, '
+        "i * 10 AS enddate FROM range(100) AS r(i)"
+    )
+    per_group = (
+        'SELECT caseid, activity, DS_QUANTILES_SKETCH(enddate) AS "sk" FROM "p-9" GROUP BY caseid, activity'
+    )
+    merged = translate(
+        f'SELECT caseid, APPROX_QUANTILE_DS("sk", 0.5), DS_GET_QUANTILE(DS_QUANTILES_SKETCH("sk"), 0.9) '
+        f"FROM ({per_group}) GROUP BY caseid ORDER BY caseid",
+        catalog,
+    )
+    direct = translate(
+        'SELECT caseid, APPROX_QUANTILE_DS(enddate, 0.5), APPROX_QUANTILE_DS(enddate, 0.9) FROM "p-9" '
+        "GROUP BY caseid ORDER BY caseid",
+        catalog,
+    )
+    assert con.execute(merged.sql).fetchall() == con.execute(direct.sql).fetchall()
+    assert [r[1] for r in con.execute(direct.sql).fetchall()] == [480.0, 490.0, 500.0]
+    con.close()

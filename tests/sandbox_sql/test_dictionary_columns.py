@@ -88,6 +88,30 @@ def test_the_encoded_store_stores_low_cardinality_strings_as_sorted_enums(stores
         assert values == sorted(values)  # code point order = DuckDB's VARCHAR order
 
 
+def test_a_project_s_tables_share_the_dictionary_of_a_kind_of_value(stores, client_id, t):
+    """An activity and a transition's source and target share one ENUM type (joining them compares small
+    integers); so do same-named columns of a project's tables."""
+    encoded, _ = stores
+    enums = _enum_columns(encoded, client_id)
+    vertex, edge = t.vertex.strip('"'), t.edge.strip('"')
+    activities = enums[("druid", vertex, "vertex_name")]
+    assert {"START", "END"} <= set(activities)  # the union of the three columns' values
+    assert enums[("druid", edge, "source_vertex_name")] == activities
+    assert enums[("druid", edge, "destination_vertex_name")] == activities
+    assert enums[("druid", edge, "processkey")] == enums[("druid", vertex, "processkey")]
+    cur = encoded.database(client_id).cursor()
+    try:
+        names = {
+            row[0]
+            for row in cur.execute(
+                "SELECT type_name FROM duckdb_types() WHERE schema_name = 'pm_dict'"
+            ).fetchall()
+        }
+    finally:
+        cur.close()
+    assert f"druid.{vertex}.vertex_name" in names and f"druid.{edge}.source_vertex_name" not in names
+
+
 def test_the_small_aggregate_returns_the_same_rows(engines, client_id, t):
     sql = t.fmt(
         "SELECT vertex_name, COUNT(*) AS n, AVG(duration) AS mean_ms FROM {v} "

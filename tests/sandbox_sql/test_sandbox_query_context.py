@@ -91,6 +91,27 @@ def test_druid_api_counts_distinct_values_of_an_in_subquery(post):
     assert post(sql, maxSubqueryRows=50_001).json() == [{"c": 50_001}]
 
 
+def test_the_limit_holds_the_rows_of_all_the_inlined_subqueries_together(post):
+    # Druid's broker buffers every subquery of a query under one maxSubqueryRows (query-execution, "query"):
+    # two IN subqueries of 50,001 distinct values each are 100,002 rows, each alone under the limit
+    half = f"SELECT n / 2 FROM {NUMBERS}"
+    sql = f"SELECT COUNT(*) AS c FROM {NUMBERS} WHERE n IN ({half}) AND n + 0 IN ({half})"
+    refused = post(sql)
+    assert refused.status_code == 400 and "beyond maximum[100000] rows" in refused.json()["errorMessage"]
+    assert post(sql, maxSubqueryRows=100_002).json() == [{"c": 50_001}]
+
+
+def test_a_subquery_on_the_left_of_a_join_is_inlined_too(post):
+    # the broker runs any subquery under a join first (query-execution, "join"), left-hand side included
+    sql = (
+        f"SELECT COUNT(*) AS c FROM (SELECT n FROM {NUMBERS}) AS a "
+        f"CROSS JOIN (SELECT COUNT(*) AS k FROM {NUMBERS}) AS b"
+    )
+    refused = post(sql)
+    assert refused.status_code == 400 and "beyond maximum[100000] rows" in refused.json()["errorMessage"]
+    assert post(sql, maxSubqueryRows=100_002).json() == [{"c": 100_001}]
+
+
 def test_avatica_reads_max_subquery_rows_from_the_connection_properties(numbers_sql):
     default = Avatica(numbers_sql)
     raised = Avatica(numbers_sql, maxSubqueryRows="100001")

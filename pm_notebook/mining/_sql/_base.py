@@ -12,6 +12,7 @@ __all__ = [
     "END",
     "PERIOD_ALIASES",
     "QUANTILE",
+    "SKETCH",
     "START",
     "Fragment",
     "Statement",
@@ -21,6 +22,7 @@ __all__ = [
     "placeholders",
     "qname",
     "quantile",
+    "sketch",
 ]
 
 #: the pseudo-activities the transitions table uses for a case's start and end
@@ -28,6 +30,9 @@ START, END = "START", "END"
 #: Druid's quantile aggregator (DataSketches quantiles sketch: approximate on a real cluster, within the
 #: sketch's error, about 1 % at the default size); every quantile an answer computes goes through it
 QUANTILE = "APPROX_QUANTILE_DS"
+#: the aggregator that keeps a group's values as a quantiles sketch, which :data:`QUANTILE` of an outer
+#: query merges (Druid takes a numeric column or a sketch column there)
+SKETCH = "DS_QUANTILES_SKETCH"
 
 #: a piece of SQL and its ``?`` parameters, in text order
 Fragment = tuple[str, tuple[Any, ...]]
@@ -57,6 +62,11 @@ class Statement:
 def quantile(q: float, column: str) -> str:
     """The aggregate for the *q* quantile of *column*."""
     return f"{QUANTILE}({column}, {q})"
+
+
+def sketch(column: str) -> str:
+    """The aggregate keeping *column*'s values as a quantiles sketch, for :func:`quantile` one level up."""
+    return f"{SKETCH}({column})"
 
 
 def qname(q: float) -> str:

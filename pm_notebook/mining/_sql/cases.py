@@ -11,7 +11,6 @@ from .._schema import Schema, quote
 from ._base import Statement, is_period, period, period_ms, qname, quantile
 
 __all__ = [
-    "activity_count",
     "cases_over_time",
     "distribution",
     "excluded_cases",
@@ -43,35 +42,34 @@ def excluded_cases(schema: Schema) -> Statement | None:
     return Statement(f'SELECT COUNT(*) AS "excluded_cases" FROM {schema.table("cases")} WHERE {where}')
 
 
-def activity_count(schema: Schema, filters: Filters) -> Statement:
-    """``activities``: how many distinct activities the filtered cases execute (exact, by GROUP BY)."""
-    act = schema.col("vertex", "activity")
-    where, params = filters.where(schema, "vertex")
-    inner = f"SELECT {act} FROM {schema.table('vertex')}{where} GROUP BY {act}"
-    sql = f'SELECT COUNT(*) AS "activities" FROM ({inner})'
-    return Statement(sql, params)
-
-
-def summary(schema: Schema, filters: Filters) -> tuple[Statement, Statement, Statement]:
-    """Three one-row statements: the case statistics (cases, mean/median/p90 throughput, cases with rework,
-    first event, last end in ms), the event count and the variant count."""
+def summary(schema: Schema, filters: Filters) -> tuple[Statement, Statement]:
+    """Two one-row statements. Over the cases table: the case statistics (cases, mean/median/p90
+    throughput, cases with rework, first event, last end in ms) beside the variant count (a per-variant
+    ``GROUP BY`` and an outer count), the two one-row aggregates side by side in a ``CROSS JOIN``. Over the
+    task table: the event count and the number of distinct activities (exact: a per-activity ``GROUP BY``
+    whose counts an outer aggregate sums and counts)."""
     d, t, end = schema.col("cases", "duration"), schema.col("cases", "time"), schema.col("cases", "end")
     where_c, pc = filters.where(schema, "cases")
     rework = schema.col("cases", "rework")
-    sql_cases = (
+    stats = (
         f'SELECT COUNT(*) AS "cases", AVG(CAST({d} AS DOUBLE)) AS "mean_throughput", '
         f'{quantile(0.5, d)} AS "median_throughput", {quantile(0.9, d)} AS "p90_throughput", '
         f'SUM(CASE WHEN {rework} > 0 THEN 1 ELSE 0 END) AS "rework_cases", '
         f'MIN({t}) AS "first_event", MAX({end}) AS "last_event_ms" FROM {schema.table("cases")}{where_c}'
     )
-    where_v, pv = filters.where(schema, "vertex")
-    sql_events = f'SELECT COUNT(*) AS "events" FROM {schema.table("vertex")}{where_v}'
     key = schema.col("cases", "variant")
-    sql_variants = (
+    variants = (
         f'SELECT COUNT(*) AS "variants" FROM '
         f"(SELECT {key} FROM {schema.table('cases')}{where_c} GROUP BY {key})"
     )
-    return Statement(sql_cases, pc), Statement(sql_events, pv), Statement(sql_variants, pc)
+    sql_cases = f'SELECT * FROM ({stats}) AS "c" CROSS JOIN ({variants}) AS "v"'
+    act = schema.col("vertex", "activity")
+    where_v, pv = filters.where(schema, "vertex")
+    sql_events = (
+        f'SELECT SUM("n") AS "events", COUNT(*) AS "activities" FROM '
+        f'(SELECT {act}, COUNT(*) AS "n" FROM {schema.table("vertex")}{where_v} GROUP BY {act})'
+    )
+    return Statement(sql_cases, pc + pc), Statement(sql_events, pv)
 
 
 def group_key(schema: Schema, by: str | None) -> tuple[str | None, str, str]:

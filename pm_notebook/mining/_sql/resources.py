@@ -11,7 +11,7 @@ import re
 from ...errors import SchemaError
 from .._filters import Filters
 from .._schema import Schema
-from ._base import END, START, Statement, quantile
+from ._base import END, START, Statement, quantile, sketch
 
 __all__ = [
     "RESOURCE_NAMES",
@@ -47,22 +47,28 @@ def resource_column(schema: Schema, name: str | None) -> str:
 
 
 def resources(schema: Schema, filters: Filters, res: str) -> tuple[Statement, Statement]:
-    """Per resource (NULL included), most events first: ``events`` and ``cases`` (per-case GROUP BY, then
-    an outer sum and count); and per resource its number of distinct ``activities`` (idem)."""
+    """Per resource (NULL included): ``events`` and ``cases`` (per-case GROUP BY, then an outer sum and
+    count); and, second statement, per resource its number of distinct ``activities`` (per-activity GROUP
+    BY, then a count) and on every row ``total_cases``, the cases the filters keep (a one-row aggregate of
+    the cases table, CROSS JOINed; a join keeps no order). The join sits on the smaller statement: Druid's
+    broker inlines both of its inputs (one row per resource, and one row)."""
     case, act = schema.col("vertex", "case"), schema.col("vertex", "activity")
     where, params = filters.where(schema, "vertex")
+    where_c, params_c = filters.where(schema, "cases")
     table = schema.table("vertex")
     sql_counts = (
         f'SELECT "resource", SUM("n") AS "events", COUNT(*) AS "cases" FROM ('
         f'SELECT {res} AS "resource", {case} AS "case_id", COUNT(*) AS "n" FROM {table}{where} '
         f'GROUP BY {res}, {case}) GROUP BY "resource" ORDER BY "events" DESC, "resource"'
     )
-    sql_activities = (
+    activities = (
         f'SELECT "resource", COUNT(*) AS "activities" FROM ('
         f'SELECT {res} AS "resource", {act} AS "activity" FROM {table}{where} GROUP BY {res}, {act}) '
         f'GROUP BY "resource"'
     )
-    return Statement(sql_counts, params), Statement(sql_activities, params)
+    total = f'SELECT COUNT(*) AS "total_cases" FROM {schema.table("cases")}{where_c}'
+    sql_activities = f'SELECT * FROM ({activities}) AS "r" CROSS JOIN ({total}) AS "t"'
+    return Statement(sql_counts, params), Statement(sql_activities, params + params_c)
 
 
 def resources_by_activity(schema: Schema, filters: Filters, res: str) -> Statement:
@@ -89,15 +95,18 @@ def _ends(schema: Schema, res: str) -> tuple[str, str]:
     return source, target
 
 
-def handovers(schema: Schema, filters: Filters, res: str) -> tuple[Statement, Statement]:
-    """Handover of work: per (``from_resource``, ``to_resource``) the number of directly consecutive
-    tasks of a case (the transitions between activities, START/END left out) and, second statement, the
-    cases in which it happens (per-case GROUP BY, then a count).
+def handovers(schema: Schema, filters: Filters, res: str) -> Statement:
+    """Handover of work, one statement: per (``from_resource``, ``to_resource``) the number of directly
+    consecutive tasks of a case (``handovers``: the transitions between activities, START/END left out),
+    the ``cases`` in which it happens, and the ``mean_wait`` and ``median_wait`` between the two tasks.
 
     Each transition is joined to its source task (same case and activity, the task's end = the
     transition's start) and to its target task (same case and activity, the task's start = the
-    transition's end). Druid inlines both task subqueries (join inputs), so a log with more tasks than
-    ``maxSubqueryRows`` needs the limit raised (``large_subqueries``).
+    transition's end). An inner GROUP BY per (pair, case) counts the handovers and keeps each case's waits
+    (their sum and count, and a quantiles sketch); the outer one per pair sums them, counts the cases and
+    merges the sketches in its quantile, so the joins run once. Druid inlines
+    both task subqueries (join inputs), so a log with more tasks than ``maxSubqueryRows`` needs the limit
+    raised (``large_subqueries``).
     """
     src, dst = schema.col("edge", "source"), schema.col("edge", "target")
     case, t = schema.col("edge", "case"), schema.col("edge", "time")
@@ -115,17 +124,19 @@ def handovers(schema: Schema, filters: Filters, res: str) -> tuple[Statement, St
         f'INNER JOIN ({target}) AS "g" ON "e".{case} = "g"."c" AND "e".{dst} = "g"."a" '
         f'AND "e".{end} = "g"."t"{where}'
     )
-    sql_counts = (
-        f'SELECT "f"."r" AS "from_resource", "g"."r" AS "to_resource", COUNT(*) AS "handovers", '
-        f'AVG(CAST({wait} AS DOUBLE)) AS "mean_wait", {quantile(0.5, wait)} AS "median_wait" '
-        f'{joined} GROUP BY "f"."r", "g"."r" ORDER BY "handovers" DESC, "from_resource", "to_resource"'
+    per_case = (
+        f'SELECT "f"."r" AS "from_resource", "g"."r" AS "to_resource", "e".{case} AS "case_id", '
+        f'COUNT(*) AS "n", SUM({wait}) AS "wait_total", COUNT({wait}) AS "waits", '
+        f'{sketch(wait)} AS "wait_sketch" {joined} GROUP BY "f"."r", "g"."r", "e".{case}'
     )
-    sql_cases = (
-        f'SELECT "from_resource", "to_resource", COUNT(*) AS "cases" FROM ('
-        f'SELECT "f"."r" AS "from_resource", "g"."r" AS "to_resource", "e".{case} AS "case_id" '
-        f'{joined} GROUP BY "f"."r", "g"."r", "e".{case}) GROUP BY "from_resource", "to_resource"'
+    sketches = '"wait_sketch"'
+    sql = (
+        f'SELECT "from_resource", "to_resource", SUM("n") AS "handovers", COUNT(*) AS "cases", '
+        f'CAST(SUM("wait_total") AS DOUBLE) / NULLIF(SUM("waits"), 0) AS "mean_wait", '
+        f'{quantile(0.5, sketches)} AS "median_wait" FROM ({per_case}) '
+        f'GROUP BY "from_resource", "to_resource" ORDER BY "handovers" DESC, "from_resource", "to_resource"'
     )
-    return Statement(sql_counts, params), Statement(sql_cases, params)
+    return Statement(sql, params)
 
 
 def resource_edges(schema: Schema, filters: Filters, res: str) -> Statement:

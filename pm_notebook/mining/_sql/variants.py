@@ -13,7 +13,8 @@ __all__ = ["sequences", "variants"]
 
 def variants(schema: Schema, filters: Filters, top: int, by: str = "process") -> Statement:
     """The *top* variants by cases: ``variant`` (key), ``name`` (model variants, when the project has the
-    ``<pid>_variant_name`` lookup), ``cases``, ``median_duration``, ``p90_duration``, ``example_case``.
+    ``<pid>_variant_name`` lookup), ``cases``, ``median_duration``, ``p90_duration``, ``example_case``, and
+    on every row ``total_cases``, the cases the filters keep (rows in no particular order).
 
     :param by: ``"process"`` (the exact activity sequence) or ``"model"`` (model variant).
     """
@@ -23,14 +24,19 @@ def variants(schema: Schema, filters: Filters, top: int, by: str = "process") ->
     names = schema.lookup("_variant_name") if by == "model" else None
     name_sel = f", LOOKUP({key}, '{names}') AS \"name\"" if names else ""
     name_grp = f", LOOKUP({key}, '{names}')" if names else ""
-    sql = (
+    table = schema.table("cases")
+    top_sql = (
         f'SELECT {key} AS "variant"{name_sel}, COUNT(*) AS "cases", '
         f'{quantile(0.5, d)} AS "median_duration", '
         f'{quantile(0.9, d)} AS "p90_duration", EARLIEST({case}, 1024) AS "example_case" '
-        f"FROM {schema.table('cases')}{where} GROUP BY {key}{name_grp} "
+        f"FROM {table}{where} GROUP BY {key}{name_grp} "
         f"ORDER BY cases DESC, {key} LIMIT {top}"
     )
-    return Statement(sql, params)
+    # the log's case count beside each row: a one-row aggregate, CROSS JOINed (Druid inlines that one row);
+    # a join keeps no order, so the caller orders the rows again (cases, most first, then the key)
+    total = f'SELECT COUNT(*) AS "total_cases" FROM {table}{where}'
+    sql = f'SELECT * FROM ({top_sql}) AS "v" CROSS JOIN ({total}) AS "t"'
+    return Statement(sql, params + params)
 
 
 def sequences(schema: Schema, case_ids: Sequence[str]) -> Statement:

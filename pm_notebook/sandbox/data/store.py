@@ -7,10 +7,11 @@ locked, so a query cannot read files or lift those settings.
 
 String columns are stored the way Druid stores them, dictionary-encoded: a low-cardinality VARCHAR
 column of a Druid table becomes a DuckDB ``ENUM`` whose values are created in sorted order (so ordering
-and comparisons stay lexical), one type per column in schema ``pm_dict``. Grouping, joining and
-filtering then hash small integers instead of strings. Clients never see the difference: the SQL engine
-reports these columns as VARCHAR everywhere and returns their values as plain strings (see
-:mod:`pm_notebook.sandbox.sql.engine`).
+and comparisons stay lexical), one type per column in schema ``pm_dict`` — or one per kind of value of a
+project, shared by its tables' columns that hold it (same-named columns; an activity and a transition's
+source and target). Grouping, joining and filtering then hash small integers instead of strings.
+Clients never see the difference: the SQL engine reports these columns as VARCHAR everywhere and returns
+their values as plain strings (see :mod:`pm_notebook.sandbox.sql.engine`).
 """
 
 from __future__ import annotations
@@ -190,12 +191,13 @@ class Store:
         """Load *data* (Arrow tables) into the workgroup's database and list *record* among its projects."""
         con = self.database(client_id)
         with self._lock:
+            shared = _shared_dictionaries(data.tables)
             for schema, tables, counts in (
                 ("druid", data.tables, record.rows),
                 ("lookup", data.lookups, record.lookup_rows),
             ):
                 for name, table in tables.items():
-                    _load(con, schema, name, table)
+                    _load(con, schema, name, table, shared.get(name) if schema == "druid" else None)
                     counts[name] = table.num_rows
             record.tables = list(data.tables)
             record.lookups = list(data.lookups)
@@ -220,15 +222,19 @@ class Store:
         with self._lock:
             try:
                 cur.begin()
-                for schema, names in (("druid", record.tables), ("lookup", record.lookups)):
+                old = (("druid", record.tables), ("lookup", record.lookups))
+                for schema, names in old:  # the tables first: a dictionary may be shared by two of them
                     for name in names:
                         cur.execute(f"DROP TABLE IF EXISTS {schema}.{_quote(name)}")
+                for schema, names in old:
+                    for name in names:
                         _drop_dictionaries(cur, schema, name)
                 new = ({}, {}) if data is None else (data.tables, data.lookups)
+                shared = _shared_dictionaries(new[0])
                 rows: dict[str, int] = {}
                 for schema, tables in (("druid", new[0]), ("lookup", new[1])):
                     for name, table in tables.items():
-                        _create(cur, schema, name, table)
+                        _create(cur, schema, name, table, shared.get(name) if schema == "druid" else None)
                         rows[name] = table.num_rows
                 cur.commit()
             except BaseException:
@@ -260,14 +266,17 @@ class Store:
         self._databases.clear()
 
 
-def _load(con: duckdb.DuckDBPyConnection, schema: str, name: str, table: pa.Table) -> None:
-    """Create ``schema.name`` from *table*, dictionary-encoding the low-cardinality strings of Druid tables.
+def _load(
+    con: duckdb.DuckDBPyConnection, schema: str, name: str, table: pa.Table, shared: _Shared | None = None
+) -> None:
+    """Create ``schema.name`` from *table*, dictionary-encoding the low-cardinality strings of Druid tables
+    (*shared*: the columns whose dictionary the project's tables share, see :func:`_shared_dictionaries`).
 
     Lookups are left as they are: they are small key → value maps whose keys are unique.
     """
     con.begin()  # the types and the table appear together, or not at all
     try:
-        _create(con, schema, name, table)
+        _create(con, schema, name, table, shared)
         con.commit()
     except BaseException:
         con.rollback()
@@ -285,7 +294,9 @@ def _drop_dictionaries(con: duckdb.DuckDBPyConnection, schema: str, name: str) -
         con.execute(f"DROP TYPE {DICTIONARY_SCHEMA}.{_quote(type_name)}")
 
 
-def _create(con: duckdb.DuckDBPyConnection, schema: str, name: str, table: pa.Table) -> None:
+def _create(
+    con: duckdb.DuckDBPyConnection, schema: str, name: str, table: pa.Table, shared: _Shared | None = None
+) -> None:
     """Create ``schema.name`` and its ENUM types inside the caller's transaction."""
     view = f"_arrow_{abs(hash(name))}"
     dictionaries = _dictionaries(table) if schema == "druid" else {}
@@ -295,19 +306,58 @@ def _create(con: duckdb.DuckDBPyConnection, schema: str, name: str, table: pa.Ta
         for column in table.column_names:
             col = _quote(column)
             if column in dictionaries:
-                # One type per column, named after it: table and column names cannot collide in pm_dict.
-                enum = f"{DICTIONARY_SCHEMA}.{_quote(f'{schema}.{name}.{column}')}"
-                con.register(f"{view}_values", pa.table({"v": dictionaries[column]}))
-                try:
-                    con.execute(f"CREATE TYPE {enum} AS ENUM (SELECT v FROM {view}_values ORDER BY v)")
-                finally:
-                    con.unregister(f"{view}_values")
+                # One type per column, named after it (table and column names cannot collide in pm_dict),
+                # or the type the project's tables share for it, named after its first column.
+                type_name, values = (shared or {}).get(column, (f"{schema}.{name}.{column}", None))
+                enum = f"{DICTIONARY_SCHEMA}.{_quote(type_name)}"
+                exists = con.execute(
+                    "SELECT count(*) FROM duckdb_types() WHERE schema_name = ? AND type_name = ?",
+                    [DICTIONARY_SCHEMA, type_name],
+                ).fetchall()[0][0]
+                if not exists:
+                    con.register(
+                        f"{view}_values", pa.table({"v": dictionaries[column] if values is None else values})
+                    )
+                    try:
+                        con.execute(f"CREATE TYPE {enum} AS ENUM (SELECT v FROM {view}_values ORDER BY v)")
+                    finally:
+                        con.unregister(f"{view}_values")
                 items.append(f"CAST({col} AS {enum}) AS {col}")
             else:
                 items.append(col)
         con.execute(f"CREATE TABLE {schema}.{_quote(name)} AS SELECT {', '.join(items)} FROM {view}")
     finally:
         con.unregister(view)
+
+
+#: a table's columns whose ENUM type the project's tables share: column → (type name, its values)
+_Shared = dict[str, tuple[str, pa.Array]]
+#: columns holding the same values under another name: a transition's ends are activities
+_SAME_VALUES = {"source_vertex_name": "vertex_name", "destination_vertex_name": "vertex_name"}
+
+
+def _shared_dictionaries(tables: dict[str, pa.Table]) -> dict[str, _Shared]:
+    """Per table, the dictionary-encoded columns that share one ENUM type with columns of the project's
+    other tables holding the same kind of value (same-named columns; an activity and a transition's
+    source and target): the type holds the union of their values, sorted. Two columns of one type compare
+    as small integers, so joining a transition's source to a task's activity hashes no strings.
+    """
+    found: dict[str, list[tuple[str, str, pa.Array]]] = {}
+    for name, table in tables.items():
+        for column, values in _dictionaries(table).items():
+            found.setdefault(_SAME_VALUES.get(column, column), []).append((name, column, values))
+    out: dict[str, _Shared] = {}
+    for members in found.values():
+        if len(members) < 2:
+            continue
+        union = pc.unique(pa.concat_arrays([v.cast(pa.string()) for _, _, v in members]))
+        if len(union) > DICTIONARY_MAX_VALUES:
+            continue
+        first_table, first_column, _ = members[0]
+        type_name = f"druid.{first_table}.{first_column}"
+        for name, column, _ in members:
+            out.setdefault(name, {})[column] = (type_name, union)
+    return out
 
 
 def _dictionaries(table: pa.Table) -> dict[str, pa.Array]:

@@ -549,23 +549,27 @@ _PARAM_NAME = re.compile(r"\$(p\d+)\b")
 def check_inlined(
     cur: duckdb.DuckDBPyConnection, translated: Translated, bound: dict[str, Any], limit: int
 ) -> None:
-    """Refuse the statement, as Druid's broker does, when a subquery it would inline (``IN (subquery)``, the
-    right-hand side of a join) produces more than *limit* rows (``maxSubqueryRows``).
+    """Refuse the statement, as Druid's broker does, when the subqueries it would inline (``IN (subquery)``,
+    a join's subquery inputs, a windowed subquery) produce more than *limit* rows together
+    (``maxSubqueryRows``: the total buffered across all the subqueries of a query).
 
     Each such subquery is counted on the statement's own cursor, so its time limit and cancel apply; the
-    count stops at *limit* + 1 rows. ``IN`` counts distinct rows (Calcite plans it as a join on the
-    subquery's distinct values).
+    count stops one row past what the limit leaves. ``IN`` counts distinct rows (Calcite plans it as a join
+    on the subquery's distinct values).
     """
+    total = 0
     for kind, sub in translated.inlined:
         names = set(_PARAM_NAME.findall(sub))
         params = {k: v for k, v in bound.items() if k in names}
         rows = "DISTINCT *" if kind == "in" else "1 AS one"
+        left = int(limit) - total
         count_sql = (
-            f"SELECT count(*) FROM (SELECT {rows} FROM ({sub}) AS pm_inlined LIMIT {int(limit) + 1}) AS pm_n"
+            f"SELECT count(*) FROM (SELECT {rows} FROM ({sub}) AS pm_inlined LIMIT {left + 1}) AS pm_n"
         )
         try:
             counted = cur.execute(count_sql, params).fetchall()  # fetchall: leaves no unfinished result
         except (duckdb.BinderException, duckdb.CatalogException):
             continue  # a correlated subquery: not a standalone result (the query itself reports it)
-        if counted and counted[0][0] > limit:
+        total += counted[0][0] if counted else 0
+        if total > limit:
             raise subquery_limit(limit)

@@ -406,6 +406,7 @@ class Rewriter:
 
     def rewrite(self, tree: exp.Expr) -> exp.Expr:
         """Rewrite *tree*, children before parents (reversed pre-order), so nested calls are rewritten too."""
+        _mark_sketch_merges(tree)
         for node in reversed(list(tree.walk())):
             new = self._node(node)
             if new is not node:
@@ -450,6 +451,14 @@ class Rewriter:
             )
         if name == "LOOKUP":
             return self._lookup(args)
+        if node.meta.get(_SKETCH_INPUT):
+            # the argument is a quantiles sketch of a subquery (a list of its values here): merge them
+            merged = tmpl("flatten(array_agg(__A__))", A=args[0])
+            if name == "DS_QUANTILES_SKETCH":
+                return merged
+            if len(args) < 2:
+                raise SqlError(f"{name} needs (expr, probability).")
+            return tmpl("CAST(list_aggregate(__A__, 'quantile_disc', __B__) AS DOUBLE)", A=merged, B=args[1])
         if entry.rewrite == SAME:
             return exp.Anonymous(this=name.lower(), expressions=args)
         if callable(entry.rewrite):
@@ -476,3 +485,34 @@ class Rewriter:
         if len(a) > 2:
             return exp.Coalesce(this=found, expressions=[a[2]])
         return found
+
+
+#: the mark (in a call's ``meta``) of a quantile aggregate whose argument is a quantiles sketch column
+_SKETCH_INPUT = "pm_sketch_input"
+#: the aggregates that take a quantiles sketch column as well as numbers
+_TAKES_SKETCHES = ("APPROX_QUANTILE_DS", "DS_QUANTILES_SKETCH")
+
+
+def _mark_sketch_merges(tree: exp.Expr) -> None:
+    """Mark the ``APPROX_QUANTILE_DS``/``DS_QUANTILES_SKETCH`` calls whose argument is a column that a
+    subquery in their ``FROM`` computes with ``DS_QUANTILES_SKETCH``: Druid takes a numeric expression or a
+    quantiles sketch there (sql-aggregations) and merges the sketches; the rewrite merges the value lists."""
+    for call in tree.find_all(exp.Anonymous):
+        if str(call.this).upper() not in _TAKES_SKETCHES or not call.expressions:
+            continue
+        arg = call.expressions[0]
+        select = call.find_ancestor(exp.Select)
+        from_ = select.args.get("from_") if select is not None else None
+        if not isinstance(arg, exp.Column) or from_ is None or not isinstance(from_.this, exp.Subquery):
+            continue
+        inner = from_.this.this
+        if arg.table and arg.table != from_.this.alias_or_name:
+            continue
+        for item in inner.expressions if isinstance(inner, exp.Select) else []:
+            body = item.this if isinstance(item, exp.Alias) else item
+            if (
+                item.alias_or_name == arg.name
+                and isinstance(body, exp.Anonymous)
+                and (str(body.this).upper() == "DS_QUANTILES_SKETCH" or body.meta.get(_SKETCH_INPUT))
+            ):
+                call.meta[_SKETCH_INPUT] = True

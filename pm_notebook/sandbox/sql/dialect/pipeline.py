@@ -70,7 +70,8 @@ class Translated:
     :param param_types: Druid SQL type guessed for each parameter (``OTHER`` when unknown).
     :param inlined: the subqueries Druid's broker would inline (materialise) and cap by ``maxSubqueryRows``,
         as ``(kind, DuckDB SQL)``: ``"in"`` for ``IN (subquery)`` (Calcite plans it as a join on the
-        subquery's distinct rows), ``"join"`` for a subquery on the right-hand side of a join.
+        subquery's distinct rows), ``"join"`` for a subquery either side of a join, ``"window"`` for a
+        windowed subquery in ``FROM``.
     """
 
     sql: str
@@ -192,14 +193,16 @@ def _translate(sql: str, catalog: Catalog, windowing: bool) -> Translated:
 
 
 def _inlined(tree: exp.Expr) -> tuple[tuple[str, str], ...]:
-    """The subqueries Druid materialises on the broker: ``IN (subquery)``, a join's right-hand subquery
-    (Druid needs the right side of a join globally available, so a subquery there is inlined) and a
+    """The subqueries Druid materialises on the broker: ``IN (subquery)``, a join's subqueries (Druid needs
+    the right side of a join globally available, and runs any subquery under a join first) and a
     subquery in ``FROM`` that computes window functions (a window operator query: Druid's groupBy and scan
     engines run only a groupBy as their subquery, so the broker inlines any other)."""
     found: list[tuple[str, str]] = []
+    windowed: set[int] = set()
     for sub in tree.find_all(exp.Subquery):
         if isinstance(sub.parent, exp.From) and sub.this.find(exp.Window) is not None:
             found.append(("window", sub.this.sql(dialect="duckdb")))
+            windowed.add(id(sub))
     for node in tree.find_all(exp.In):
         query = node.args.get("query")
         if query is not None:
@@ -209,6 +212,13 @@ def _inlined(tree: exp.Expr) -> tuple[tuple[str, str], ...]:
         right = join.this
         if isinstance(right, exp.Subquery):
             found.append(("join", right.this.sql(dialect="duckdb")))
+    # the left-hand input of a join, when it is a subquery, is inlined too (Druid's broker runs every query
+    # datasource under a join and replaces it with its rows: query-execution, "join")
+    for select in tree.find_all(exp.Select):
+        from_ = select.args.get("from_")
+        left = from_.this if from_ is not None else None
+        if select.args.get("joins") and isinstance(left, exp.Subquery) and id(left) not in windowed:
+            found.append(("join", left.this.sql(dialect="duckdb")))
     return tuple(found)
 
 
