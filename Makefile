@@ -62,7 +62,8 @@ test: install $(VENV)/.compiled system-deps lint docs
 # The suite on the lowest versions the ranges allow, and on today's newest releases (no lock), each in a venv
 # of its own (tests/shipping installs the wheel at the same versions).
 test-oldest: $(UV) system-deps
-	$(MAKE) _test-range RANGE_VENV=.venv-oldest RANGE_PYTHON=$(OLDEST_PYTHON) RESOLUTION=lowest-direct
+	$(MAKE) _test-range RANGE_VENV=.venv-oldest RANGE_PYTHON=$(OLDEST_PYTHON) RESOLUTION=lowest-direct \
+	  PYTEST_ARGS="--nbval-sanitize-with notebooks/sanitize-pandas2.cfg $(PYTEST_ARGS)"
 
 test-latest: $(UV) system-deps
 	$(MAKE) _test-range RANGE_VENV=.venv-latest RANGE_PYTHON=$(LATEST_PYTHON) RESOLUTION=highest
