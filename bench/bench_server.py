@@ -70,6 +70,7 @@ def serve(rows: int, port: int, frame: int) -> None:
         host="127.0.0.1",
         port=port,
         log_level="warning",
+        ws="none",  # no WebSocket served: none loaded (as the sandbox's own servers)
         lifespan="off",
     )
 

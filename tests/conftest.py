@@ -8,6 +8,8 @@
   workgroup), for computing expected values: ``sandbox_store.database(client_id)``.
 * ``connect_workgroup`` (session): ``connect_workgroup(sb, key="demo", **options)`` opens a pm_notebook
   connection to one workgroup of sandbox *sb* (no keyring); the caller closes it.
+* ``serve_app`` (session): ``with serve_app(app) as url: ...`` serves an ASGI app (the SQL app alone, say)
+  with uvicorn on a free 127.0.0.1 port in a thread, configured as the sandbox's servers; stopped on leaving.
 * ``interrupt_when_held`` (function): ``with interrupt_when_held(sb): ...`` sends the main thread a Ctrl-C as
   soon as *sb* holds a statement (see :meth:`Sandbox.hold_statements`), however long that takes: the Ctrl-C
   always lands while the query runs on the server, never before it was sent nor after it finished.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -244,13 +247,41 @@ class NumbersSql:
         return Target.from_jdbc_url(self.jdbc_url, self.client_id, self.client_secret)
 
 
+@contextlib.contextmanager
+def _served(app: Any) -> Iterator[str]:
+    """*app* served by uvicorn on a free loopback port in a thread; yields its base URL, stops on leaving."""
+    import uvicorn
+
+    # ws="none" as the sandbox's servers: no WebSocket served, none loaded
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", ws="none", lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60  # a hang guard
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            server.should_exit = True
+            raise RuntimeError("a test server did not start (its thread's exception is reported by pytest)")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"  # port 0: the OS picked one
+    finally:
+        server.should_exit = True
+        thread.join(timeout=60)
+
+
 @pytest.fixture(scope="session")
-def numbers_sql():
+def serve_app():
+    """``serve_app(app)``: a context manager serving *app* on a free loopback port; yields its base URL."""
+    return _served
+
+
+@pytest.fixture(scope="session")
+def numbers_sql(serve_app):
     """The SQL app over the ``numbers`` store, served by uvicorn on a free loopback port in a thread."""
     import datetime as dt
 
     import pyarrow as pa
-    import uvicorn
 
     from pm_notebook.sandbox.data.store import ProjectRecord, build_store
     from pm_notebook.sandbox.data.tables import ProjectTables
@@ -273,20 +304,6 @@ def numbers_sql():
     store.add_project(demo.id, record, ProjectTables(tables={"numbers": table}, lookups={}))
     store.seal()
     app = create_sql_app(store, options=SqlOptions())
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60  # a hang guard
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the numbers SQL server did not start")
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    yield NumbersSql(
-        f"http://127.0.0.1:{port}", demo.id, demo.secret, app.state.sql_engine, app.state.avatica
-    )
-    server.should_exit = True
-    thread.join(timeout=60)
+    with serve_app(app) as url:
+        yield NumbersSql(url, demo.id, demo.secret, app.state.sql_engine, app.state.avatica)
     store.close()

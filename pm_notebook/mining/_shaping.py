@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from ._map import ProcessMap
@@ -73,9 +74,16 @@ class LogParts:
 
 
 def _ms(values: pd.Series) -> pd.Series:
-    """Milliseconds (BIGINT or DOUBLE, NULLs kept) as a ``timedelta64[ms]`` Series."""
-    floats = pd.to_numeric(values, errors="coerce").astype("float64")
-    return pd.to_timedelta(floats.round(), unit="ms").astype("timedelta64[ms]")
+    """Milliseconds (BIGINT or DOUBLE, NULLs kept) as a ``timedelta64[ms]`` Series.
+
+    Built at millisecond resolution directly: pandas 2's ``to_timedelta(unit="ms")`` passes through
+    nanoseconds, whose range (about 292 years) a total over a large log exceeds (100,000 cases waiting a week
+    each are 2,000 years)."""
+    floats = pd.to_numeric(values, errors="coerce").astype("float64").round().to_numpy()
+    known = ~np.isnan(floats)
+    ms = np.full(len(floats), np.timedelta64("NaT", "ms"))
+    ms[known] = floats[known].astype("int64").view("m8[ms]")
+    return pd.Series(ms, index=values.index, name=values.name)
 
 
 def _rounded(values: pd.Series) -> pd.Series:

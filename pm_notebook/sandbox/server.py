@@ -229,9 +229,13 @@ async def _serve(
         board,
         connections,
     )
+    # ws="none": neither port serves a WebSocket, so uvicorn loads no WebSocket implementation (older uvicorns
+    # load the one on websockets' deprecated legacy API)
     servers = [
         _Server(
-            uvicorn.Config(app, http=protocol, lifespan="off", log_config=None, timeout_graceful_shutdown=2)
+            uvicorn.Config(
+                app, http=protocol, ws="none", lifespan="off", log_config=None, timeout_graceful_shutdown=2
+            )
         )
         for app in (main_app, sql_app)
     ]

@@ -10,8 +10,7 @@
 
 from __future__ import annotations
 
-import threading
-import time
+import contextlib
 from dataclasses import dataclass
 
 import pytest
@@ -116,29 +115,13 @@ def small_store():
 
 
 @pytest.fixture
-def sql_server(small_store):
-    import uvicorn
-
+def sql_server(small_store, serve_app):
     from pm_notebook.sandbox.sql.app import SqlOptions, create_sql_app
 
-    servers: list[tuple[uvicorn.Server, threading.Thread]] = []
+    with contextlib.ExitStack() as servers:
 
-    def factory(**options) -> SqlServer:
-        app = create_sql_app(small_store, options=SqlOptions(**options))
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 60  # a hang guard
-        while not server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("SQL test server did not start")
-            time.sleep(0.02)
-        servers.append((server, thread))
-        port = server.servers[0].sockets[0].getsockname()[1]  # bound to port 0: the OS picked a free one
-        return SqlServer(f"http://127.0.0.1:{port}", small_store, app)
+        def factory(**options) -> SqlServer:
+            app = create_sql_app(small_store, options=SqlOptions(**options))
+            return SqlServer(servers.enter_context(serve_app(app)), small_store, app)
 
-    yield factory
-    for server, thread in servers:
-        server.should_exit = True
-        thread.join(timeout=60)
+        yield factory

@@ -64,7 +64,8 @@ def _expected(value):
     if param.type == "NULL":
         return None
     if param.type == "TIMESTAMP":
-        return _EPOCH + pd.Timedelta(milliseconds=param.value)
+        # in milliseconds: pandas 2's Timedelta(milliseconds=...) is in nanoseconds, within 292 years only
+        return _EPOCH + pd.Timedelta(np.timedelta64(param.value, "ms"))
     if param.type == "DATE":
         return pd.Timestamp(dt.date(1970, 1, 1) + dt.timedelta(days=param.value))
     return param.value
