@@ -21,7 +21,7 @@ def lab(sandbox, tmp_path_factory):
     server.stop()
 
 
-def test_resource_map_and_dotted_chart_in_jupyterlab(lab, page, sandbox, sandbox_store):
+def test_resource_map_and_dotted_chart_in_jupyterlab(lab, page, sandbox, sandbox_store, connect_workgroup):
     demo = sandbox.workgroups["demo"]
     project = sandbox_store.workgroup(demo.client_id).projects[0]
     lab.write_notebook(
@@ -45,16 +45,7 @@ def test_resource_map_and_dotted_chart_in_jupyterlab(lab, page, sandbox, sandbox
     assert svg.startswith("data:image/svg+xml")
     drawn = _svg_text(svg)
     # a map over resources, not activities: the busiest resource the service counts is a node of it
-    import pm_notebook
-
-    conn = pm_notebook.connect(
-        sandbox.base_url,
-        sandbox.auth_url,
-        demo.client_id,
-        demo.client_secret,
-        sandbox.jdbc_url,
-        use_keyring=False,
-    )
+    conn = connect_workgroup(sandbox)
     try:
         log = conn.mining(project.name)
         counted = log.resources().dropna(subset=["resource"]).sort_values("events", ascending=False)
