@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from .._schema import Schema
 
 __all__ = [
     "END",
@@ -16,6 +19,7 @@ __all__ = [
     "START",
     "Fragment",
     "Statement",
+    "between_activities",
     "is_period",
     "period",
     "period_ms",
@@ -36,6 +40,13 @@ SKETCH = "DS_QUANTILES_SKETCH"
 
 #: a piece of SQL and its ``?`` parameters, in text order
 Fragment = tuple[str, tuple[Any, ...]]
+
+
+def between_activities(schema: Schema) -> Fragment:
+    """The condition that keeps the transitions between two activities (from START and into END left out)."""
+    src, dst = schema.col("edge", "source"), schema.col("edge", "target")
+    return (f"{src} <> '{START}' AND {dst} <> '{END}'", ())
+
 
 _PERIOD = re.compile(r"^P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?$")
 PERIOD_ALIASES = {

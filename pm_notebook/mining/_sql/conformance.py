@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from .._filters import Filters
 from .._schema import Schema
-from ._base import END, START, Fragment, Statement
+from ._base import END, START, Fragment, Statement, between_activities
 
 __all__ = ["deviations"]
 
@@ -24,7 +24,7 @@ def deviations(
         ors = " OR ".join(f"({src} = ? AND {dst} = ?)" for _ in allowed)
         conds.append((f"NOT ({ors})", tuple(v for p in allowed for v in p)))
     if not any(START in p or END in p for p in allowed):
-        conds.append((f"{src} <> '{START}' AND {dst} <> '{END}'", ()))
+        conds.append(between_activities(schema))
     where, params = filters.where(schema, "edge", *conds)
     sql = (
         f'SELECT "source", "target", SUM("n") AS "transitions", COUNT(*) AS "cases" FROM ('

@@ -11,7 +11,7 @@ import re
 from ...errors import SchemaError
 from .._filters import Filters
 from .._schema import Schema
-from ._base import END, START, Statement, quantile, sketch
+from ._base import END, START, Statement, between_activities, quantile, sketch
 
 __all__ = [
     "RESOURCE_NAMES",
@@ -114,8 +114,7 @@ def handovers(schema: Schema, filters: Filters, res: str) -> Statement:
     edge = schema.table("edge")
     source, target = _ends(schema, res)
     wait = f'"e".{d}'
-    between = (f"{src} <> '{START}' AND {dst} <> '{END}'", ())
-    where, params = filters.where(schema, "edge", between)
+    where, params = filters.where(schema, "edge", between_activities(schema))
     # the filters name edge columns unqualified: the joined subqueries' columns (c, a, t, r) never clash
     joined = (
         f'FROM {edge} AS "e" '

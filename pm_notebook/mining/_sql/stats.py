@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .._filters import Filters
 from .._schema import Schema
-from ._base import END, START, Fragment, Statement, quantile
+from ._base import Fragment, Statement, between_activities, quantile
 
 __all__ = ["STATS", "bottlenecks", "edge_stats", "node_stats", "transitions"]
 
@@ -72,12 +72,10 @@ def transitions(schema: Schema, filters: Filters, min_count: int = 1) -> Stateme
 def bottlenecks(schema: Schema, filters: Filters, k: int, metric: str, min_count: int = 1) -> Statement:
     """The *k* transitions between activities (START/END left out) seen at least *min_count* times,
     ranked by *metric* (a :data:`STATS` column), slowest first."""
-    src, dst = schema.col("edge", "source"), schema.col("edge", "target")
-    between_activities = (f"{src} <> '{START}' AND {dst} <> '{END}'", ())
     return edge_stats(
         schema,
         filters,
-        between_activities,
+        between_activities(schema),
         order=f'"{metric}" DESC, "source", "target"',
         limit=k,
         min_count=min_count,

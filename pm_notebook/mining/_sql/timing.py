@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .._filters import Filters
 from .._schema import Schema
-from ._base import END, START, Statement, qname, quantile
+from ._base import Statement, between_activities, qname, quantile
 
 __all__ = ["arrivals", "dotted_bins", "interarrival", "spectrum", "waiting"]
 
@@ -85,8 +85,8 @@ def spectrum(schema: Schema, filters: Filters, source: str, target: str, freq: s
 def waiting(schema: Schema, filters: Filters) -> Statement:
     """Per activity, the waiting time before it: the transitions into it from another activity (START
     left out): ``mean_waiting``, ``median_waiting``, ``total_waiting`` (ms)."""
-    src, dst, d = schema.col("edge", "source"), schema.col("edge", "target"), schema.col("edge", "duration")
-    where, params = filters.where(schema, "edge", (f"{src} <> '{START}' AND {dst} <> '{END}'", ()))
+    dst, d = schema.col("edge", "target"), schema.col("edge", "duration")
+    where, params = filters.where(schema, "edge", between_activities(schema))
     sql = (
         f'SELECT {dst} AS "activity", AVG(CAST({d} AS DOUBLE)) AS "mean_waiting", '
         f'{quantile(0.5, d)} AS "median_waiting", SUM({d}) AS "total_waiting" '
