@@ -483,11 +483,7 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         """Cases started and finished per period (``freq``: ISO period or ``"week"``...), and cases open at
         the end of each period (started so far minus finished so far)."""
         iso = period(freq)
-        statements = cases_sql.cases_over_time(self._schema(), self._filters, iso)
-        started, finished = (self._run(s) for s in statements)
-        frame = pd.merge(started, finished, on="period", how="outer").sort_values("period")
-        for col in ("started", "finished"):
-            frame[col] = frame[col].fillna(0).astype("Int64")
+        frame, statements = self._started_finished(iso)
         frame["open"] = (frame["started"].cumsum() - frame["finished"].cumsum()).astype("Int64")
         frame["period"] = frame["period"].astype("datetime64[ms, UTC]")
         return self._answer(frame, statements, freq=iso)

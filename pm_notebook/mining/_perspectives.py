@@ -17,7 +17,6 @@ from .._cells import cell_int
 from ..errors import ConfigurationError
 from ._filtering import _strings
 from ._shaping import LogParts, MapView, _ms
-from ._sql import cases as cases_sql
 from ._sql import controlflow as controlflow_sql
 from ._sql import resources as resources_sql
 from ._sql import stats as stats_sql
@@ -191,11 +190,7 @@ class TimeAnswers(LogParts):
         not finished before its start) and ``open_at_end``; the two statements of
         :meth:`cases_over_time`."""
         iso = period(freq)
-        statements = cases_sql.cases_over_time(self._schema(), self._filters, iso)
-        started, finished = (self._run(s) for s in statements)
-        frame = pd.merge(started, finished, on="period", how="outer").sort_values("period")
-        for col in ("started", "finished"):
-            frame[col] = frame[col].fillna(0).astype("Int64")
+        frame, statements = self._started_finished(iso)
         cum_started = frame["started"].cumsum()
         cum_finished = frame["finished"].cumsum()
         frame["active"] = (cum_started - cum_finished.shift(1, fill_value=0)).astype("Int64")

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ._map import ProcessMap
+from ._sql import cases as cases_sql
 
 if TYPE_CHECKING:  # pragma: no cover
     from .._models import Project
@@ -50,6 +51,16 @@ class LogParts:
         def _resource(self) -> str: ...
         def _add(self: LogT, case_filter: CaseFilter) -> LogT: ...
         def _with(self: LogT, filters: Filters) -> LogT: ...
+
+    def _started_finished(self, iso: str) -> tuple[pd.DataFrame, list[Statement]]:
+        """Cases ``started`` and ``finished`` per *iso* period (both columns filled, periods ascending) and
+        the two statements of :func:`._sql.cases.cases_over_time` that counted them."""
+        statements = list(cases_sql.cases_over_time(self._schema(), self._filters, iso))
+        started, finished = (self._run(s) for s in statements)
+        frame = pd.merge(started, finished, on="period", how="outer").sort_values("period")
+        for col in ("started", "finished"):
+            frame[col] = frame[col].fillna(0).astype("Int64")
+        return frame, statements
 
     def _process_map(
         self,
