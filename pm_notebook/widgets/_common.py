@@ -95,11 +95,17 @@ class Jobs:
     tests and scripts) pass ``wait=True`` and run inline, returning the result. A job started
     later in the same slot supersedes an earlier one: the earlier one's result is dropped, so a
     slow answer for project A never overwrites the view of project B.
+
+    :attr:`state` is held while a job's result is applied (``done``/``failed``); the widget holds it
+    too while the kernel's thread changes what it shows (``select()``, a click), so a background
+    answer never lands half-way through such a change, nor the change half-way through the answer.
     """
 
     def __init__(self, owner: str) -> None:
         self._owner = owner
         self._lock = threading.Lock()
+        #: held while a result is applied and while the kernel's thread changes the widget
+        self.state = threading.RLock()
         self._tickets: dict[str, int] = {}
         self._threads: list[threading.Thread] = []
 
@@ -126,11 +132,13 @@ class Jobs:
             except Exception as exc:  # shown in the widget; a bug is also logged with its traceback
                 if not isinstance(exc, PMError):
                     log.exception("%s: %s job failed", self._owner, slot)
-                if current():
-                    failed(exc)
+                with self.state:
+                    if current():
+                        failed(exc)
                 return None
-            if current():
-                done(result)
+            with self.state:
+                if current():
+                    done(result)
             return result
 
         if wait:

@@ -201,8 +201,8 @@ class ProjectBrowser(w.VBox):
         self.add_class("pm-browser")
         self.inserter.anchor = self.model_id
         self.status.show("Click Refresh to list the projects." if not autoload else "")
-        self.filter.observe(lambda _c: self._apply_filter(), names="value")
-        self.refresh_button.on_click(lambda _b: self._refresh(wait=False))
+        self.filter.observe(lambda _c: self._locked(self._apply_filter), names="value")
+        self.refresh_button.on_click(lambda _b: self._locked(self._refresh, wait=False))
         self.project_list.observe(self._project_clicked, names="value")
         self.table_list.observe(self._table_clicked, names="value")
 
@@ -288,16 +288,17 @@ class ProjectBrowser(w.VBox):
         :raises NotFound: no listed project has that id or name.
         :raises ConfigurationError: no table of the selected project matches.
         """
-        if not self._projects:  # not listed yet, or listing in the background (the display's autoload)
-            self._refresh(wait=True)
-        if project is not None:
-            chosen = self._find_project(project)
-            self._set_quietly(self.project_list, chosen.id)
-            self._load_project(chosen, wait=True)
-        if table is not None:
-            chosen_table = self._find_table(table)
-            self._set_quietly(self.table_list, chosen_table.name)
-            self._load_table(chosen_table, wait=True)
+        with self._jobs.state:  # a listing the display started in the background applies before or after
+            if not self._projects:  # not listed yet, or still listing in the background (then superseded)
+                self._refresh(wait=True)
+            if project is not None:
+                chosen = self._find_project(project)
+                self._show_selected(self.project_list, chosen.id)
+                self._load_project(chosen, wait=True)
+            if table is not None:
+                chosen_table = self._find_table(table)
+                self._show_selected(self.table_list, chosen_table.name)
+                self._load_table(chosen_table, wait=True)
 
     def insert_query(self) -> str:
         """Ask the frontend to insert the ``%%pmsql`` cell for the selected table; returns its text."""
@@ -446,6 +447,10 @@ class ProjectBrowser(w.VBox):
         self.inserter.query = ""
         self.inserter.disabled = True
 
+    def _show_selected(self, select: w.Select, value: Any) -> None:
+        """Select *value* in a list without a click's load; none when the filter hides it (for now)."""
+        self._set_quietly(select, value if any(v == value for _, v in select.options) else None)
+
     def _set_quietly(self, select: w.Select, value: Any, options: list[Any] | None = None) -> None:
         """Change a list without firing the load its observer would start for a click."""
         self._quiet = True
@@ -539,19 +544,26 @@ class ProjectBrowser(w.VBox):
             hint=f"Name one by what it holds (cases, tasks, transitions) or by name. Its tables: {names}.",
         )
 
+    def _locked(self, change: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run a change of the kernel's thread (a click, a filter) while no background answer applies."""
+        with self._jobs.state:
+            return change(*args, **kwargs)
+
     def _project_clicked(self, change: dict[str, Any]) -> None:
         if self._quiet or not change["new"]:
             return
-        project = next((p for p in self._projects if p.id == change["new"]), None)
-        if project is not None:
-            self._load_project(project, wait=False)
+        with self._jobs.state:
+            project = next((p for p in self._projects if p.id == change["new"]), None)
+            if project is not None:
+                self._load_project(project, wait=False)
 
     def _table_clicked(self, change: dict[str, Any]) -> None:
         if self._quiet or not change["new"]:
             return
-        table = next((t for t in self._tables if t.name == change["new"]), None)
-        if table is not None:
-            self._load_table(table, wait=False)
+        with self._jobs.state:
+            table = next((t for t in self._tables if t.name == change["new"]), None)
+            if table is not None:
+                self._load_table(table, wait=False)
 
     def _inserted(self, how: str) -> None:
         text = {
@@ -569,7 +581,7 @@ class ProjectBrowser(w.VBox):
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         if self._autoload and not self._loaded:
-            self._refresh(wait=False)
+            self._locked(self._refresh, wait=False)
         data: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
         if data is not None:
             data["text/plain"] = self._fallback_text()

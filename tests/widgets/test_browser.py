@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 
 import pytest
@@ -199,6 +200,56 @@ def test_clicks_load_in_background_and_the_newest_wins(browser, sandbox, sandbox
     browser.table_list.value = f"{fast}_edge"
     assert browser.wait(60)
     assert browser.selected_table.name == f"{fast}_edge" and browser.row_count is not None
+
+
+def test_select_right_after_display_while_its_listing_is_under_way(browser, sandbox, demo):
+    # a notebook's next cell runs select() while the listing the display started is still answering
+    project = demo.project_ids[0]
+    sandbox.fault("/pub/projects", status=None, hold=True)  # the display's listing, held at the server
+    assert browser._repr_mimebundle_() is not None  # displaying starts the listing in the background
+    sandbox.wait_held(requests=True)
+    browser.select(project=project, table="tasks")  # lists again itself: the held listing is superseded
+    assert sandbox.release()["requests"] == 1  # the display's answer comes last, and is dropped
+    assert browser.wait(60)
+    assert browser.project_list.value == project and browser.table_list.value == f"{project}_vertex"
+    assert browser.selected_table.name == f"{project}_vertex" and browser.row_count is not None
+    assert sorted(p.id for p in browser.projects) == sorted(demo.project_ids)
+
+
+def test_select_shows_what_it_chose_even_when_the_filter_hides_it(browser, demo):
+    project = next(p for p in browser.refresh() if p.id == demo.project_ids[0])
+    browser.filter.value = "no project is called this"
+    assert browser.project_list.options == ()
+    browser.select(project=project.name, table="transitions")
+    assert browser.selected_project.id == project.id and browser.selected_table.name == f"{project.id}_edge"
+    assert browser.project_list.options == ((project.name, project.id),)  # the selection stays visible
+    assert browser.project_list.value == project.id
+    assert browser.table_list.value is None and browser.row_count is not None  # loaded; the filter hides it
+
+
+def test_a_background_answer_never_applies_half_way_through_a_change():
+    from pm_notebook.widgets._common import Jobs
+
+    jobs = Jobs("test")
+    applying, finish = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    def done(result: str) -> None:
+        applying.set()
+        finish.wait(60)  # a hang guard
+        seen.append(result)
+
+    jobs.run("slot", lambda: "answer", done, lambda exc: None, wait=False)
+    assert applying.wait(60)
+    taken: list[bool] = []
+    other = threading.Thread(target=lambda: taken.append(jobs.state.acquire(blocking=False)))
+    other.start()
+    other.join(60)
+    assert taken == [False]  # the kernel's thread would wait: the answer is being applied
+    finish.set()
+    assert jobs.wait(60) and seen == ["answer"]
+    assert jobs.state.acquire(blocking=False)  # free again
+    jobs.state.release()
 
 
 def test_service_errors_are_shown_and_recoverable(browser, sandbox):
