@@ -8,6 +8,7 @@ The server is ``numbers_sql`` (tests/conftest.py), whose ``numbers`` table holds
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 
 import pytest
@@ -206,3 +207,166 @@ def test_bad_context_values_get_druids_words(post, context, message):
     r = post("SELECT 1 AS x", **context)
     assert r.status_code == 400
     assert r.json()["errorMessage"] == message
+
+
+# The numbers run from 2024-03-30 22:00:00 UTC, one a second; Paris moves from UTC+1 to UTC+2 at
+# 2024-03-31 01:00 UTC (02:00 local becomes 03:00).
+WALL_CLOCK_WINDOWS = [
+    # (sql, zone, first instant, rows): bounds written as the zone's wall clock
+    (
+        f"SELECT MIN(__time) AS lo, COUNT(*) AS c FROM {NUMBERS} "
+        "WHERE __time >= TIMESTAMP '2024-03-31 00:00:00' AND __time < TIMESTAMP '2024-03-31 04:00:00'",
+        "Europe/Paris",
+        "2024-03-30T23:00:00.000Z",  # local midnight is UTC+1, 04:00 is UTC+2: three hours apart
+        3 * 3600,
+    ),
+    (
+        f"SELECT MIN(__time) AS lo, COUNT(*) AS c FROM {NUMBERS} "
+        "WHERE __time >= '2024-03-31 03:00:00' AND __time < '2024-03-31 04:00'",
+        "Europe/Paris",
+        "2024-03-31T01:00:00.000Z",
+        3600,
+    ),
+    (
+        f"SELECT MIN(__time) AS lo, COUNT(*) AS c FROM {NUMBERS} "
+        "WHERE __time BETWEEN CAST('2024-03-31 03:00:00' AS TIMESTAMP) AND TIMESTAMP '2024-03-31 03:59:59'",
+        "Europe/Paris",
+        "2024-03-31T01:00:00.000Z",
+        3600,
+    ),
+    (
+        f"SELECT MIN(__time) AS lo, COUNT(*) AS c FROM {NUMBERS} "
+        "WHERE __time >= TIMESTAMP '2024-03-31 03:00:00' AND __time < TIMESTAMP '2024-03-31 04:00:00'",
+        "+05:30",
+        "2024-03-30T22:00:00.000Z",  # 03:30 local is 22:00 UTC, before the first number: from the first
+        30 * 60,
+    ),
+    (
+        f"SELECT MIN(__time) AS lo, COUNT(*) AS c FROM {NUMBERS} "
+        "WHERE __time >= TIMESTAMP '2024-03-31 03:00:00' AND __time < TIMESTAMP '2024-03-31 04:00:00'",
+        None,  # UTC, as before
+        "2024-03-31T03:00:00.000Z",
+        3600,
+    ),
+]
+
+
+@pytest.mark.parametrize(("sql", "zone", "first", "rows"), WALL_CLOCK_WINDOWS)
+def test_timestamp_literals_are_the_wall_clock_of_the_sql_time_zone(post, sql, zone, first, rows):
+    r = post(sql, **({"sqlTimeZone": zone} if zone else {}))
+    assert r.status_code == 200, r.text
+    assert r.json() == [{"lo": first, "c": rows}]
+
+
+TIME_VALUES = (
+    "SELECT TIMESTAMP '2024-03-31 00:00:00' AS midnight, TIMESTAMP '2024-03-31 12:00:00' AS noon, "
+    "TIME_PARSE('2024-03-31 12:00:00') AS parsed, TIME_PARSE('2024-03-31T12:00:00Z') AS parsed_utc, "
+    "TIME_PARSE('2024-03-31T12:00:00+05:30') AS parsed_offset, "
+    "TIME_PARSE('31/03/2024 12:00', 'dd/MM/yyyy HH:mm') AS parsed_pattern, "
+    "TIME_PARSE('2024-03-31 12:00:00', NULL, 'UTC') AS parsed_in_utc, "
+    "TIMESTAMPADD(MONTH, 1, TIMESTAMP '2024-03-15 12:00:00') AS next_month, "
+    "TIMESTAMPADD(DAY, 1, TIMESTAMP '2024-03-30 12:00:00') AS next_day, "
+    "TIMESTAMP '2024-03-15 12:00:00' + INTERVAL '1' YEAR AS next_year, "
+    "TIMESTAMPDIFF(MONTH, TIME_PARSE('2024-03-14T23:30:00Z'), TIME_PARSE('2024-04-14T22:45:00Z')) AS months, "
+    "TIMESTAMPDIFF(DAY, TIMESTAMP '2024-03-30 12:00:00', TIMESTAMP '2024-03-31 12:00:00') AS days"
+)
+
+
+@pytest.mark.parametrize(
+    ("zone", "want"),
+    [
+        (
+            "Europe/Paris",
+            {
+                "midnight": "2024-03-30T23:00:00.000Z",
+                "noon": "2024-03-31T10:00:00.000Z",  # after the change: UTC+2
+                "parsed": "2024-03-31T10:00:00.000Z",
+                "parsed_utc": "2024-03-31T12:00:00.000Z",  # the text's own offset wins
+                "parsed_offset": "2024-03-31T06:30:00.000Z",
+                "parsed_pattern": "2024-03-31T10:00:00.000Z",
+                "parsed_in_utc": "2024-03-31T12:00:00.000Z",  # the argument wins over sqlTimeZone
+                "next_month": "2024-04-15T10:00:00.000Z",  # 12:00 local a month on, now UTC+2
+                "next_day": "2024-03-31T11:00:00.000Z",  # 86,400 s on (13:00 local): Druid ignores DST
+                "next_year": "2025-03-15T11:00:00.000Z",
+                "months": 1,  # 15 March 00:30 to 15 April 00:45 local: one whole month
+                "days": 0,  # 23 hours apart across the change
+            },
+        ),
+        (
+            "+05:30",
+            {
+                "midnight": "2024-03-30T18:30:00.000Z",
+                "noon": "2024-03-31T06:30:00.000Z",
+                "parsed": "2024-03-31T06:30:00.000Z",
+                "parsed_utc": "2024-03-31T12:00:00.000Z",
+                "parsed_offset": "2024-03-31T06:30:00.000Z",
+                "parsed_pattern": "2024-03-31T06:30:00.000Z",
+                "parsed_in_utc": "2024-03-31T12:00:00.000Z",
+                "next_month": "2024-04-15T06:30:00.000Z",
+                "next_day": "2024-03-31T06:30:00.000Z",
+                "next_year": "2025-03-15T06:30:00.000Z",
+                "months": 0,  # 15 March 05:00 to 15 April 04:15 local: short of a month
+                "days": 1,
+            },
+        ),
+        (
+            None,
+            {
+                "midnight": "2024-03-31T00:00:00.000Z",
+                "noon": "2024-03-31T12:00:00.000Z",
+                "parsed": "2024-03-31T12:00:00.000Z",
+                "parsed_utc": "2024-03-31T12:00:00.000Z",
+                "parsed_offset": "2024-03-31T06:30:00.000Z",
+                "parsed_pattern": "2024-03-31T12:00:00.000Z",
+                "parsed_in_utc": "2024-03-31T12:00:00.000Z",
+                "next_month": "2024-04-15T12:00:00.000Z",
+                "next_day": "2024-03-31T12:00:00.000Z",
+                "next_year": "2025-03-15T12:00:00.000Z",
+                "months": 0,  # 14 March 23:30 to 14 April 22:45 UTC: short of a month
+                "days": 1,
+            },
+        ),
+    ],
+)
+def test_time_values_follow_the_sql_time_zone(post, zone, want):
+    r = post(TIME_VALUES, **({"sqlTimeZone": zone} if zone else {}))
+    assert r.status_code == 200, r.text
+    assert r.json() == [want]
+
+
+def test_current_date_is_the_date_in_the_sql_time_zone(post):
+    sql = (
+        "SELECT CURRENT_DATE AS d, CAST(CURRENT_DATE AS TIMESTAMP) AS midnight, "
+        "TIME_FORMAT(CAST(CURRENT_DATE AS TIMESTAMP), 'HH:mm') AS local_time, "
+        "CAST(CURRENT_DATE AS TIMESTAMP) <= CURRENT_TIMESTAMP AS started, "
+        "CURRENT_TIMESTAMP < CURRENT_DATE + INTERVAL '1' DAY AS not_over "
+        f"FROM {NUMBERS} LIMIT 1"
+    )
+    zone = dt.timezone(dt.timedelta(hours=14))  # ahead of UTC: its date differs from UTC's for 14 hours a day
+    before = dt.datetime.now(zone).date()
+    r = post(sql, sqlTimeZone="+14:00")
+    after = dt.datetime.now(zone).date()
+    assert r.status_code == 200, r.text
+    (row,) = r.json()
+    day = dt.date.fromisoformat(row["d"][:10])
+    assert day in (before, after)  # the date there when the query ran (either side of a midnight)
+    assert row["d"] == f"{day.isoformat()}T00:00:00.000Z"
+    assert row["midnight"] == f"{(day - dt.timedelta(days=1)).isoformat()}T10:00:00.000Z"  # 00:00 at UTC+14
+    assert row["local_time"] == "00:00"
+    assert row["started"] is True and row["not_over"] is True
+
+
+def test_avatica_reads_timestamp_literals_in_the_connection_time_zone(numbers_sql):
+    sql = (
+        f"SELECT COUNT(*) FROM {NUMBERS} "
+        "WHERE __time >= TIMESTAMP '2024-03-31 00:00:00' AND __time < TIMESTAMP '2024-03-31 04:00:00'"
+    )
+    paris, utc = Avatica(numbers_sql, sqlTimeZone="Europe/Paris"), Avatica(numbers_sql)
+    try:
+        answers = [conn.query(sql) for conn in (paris, utc)]
+    finally:
+        paris.close()
+        utc.close()
+    rows = [answer["resultSets"][0]["firstFrame"]["rows"] for status, answer in answers if status == 200]
+    # Paris: 23:00 to 02:00 UTC (three hours across the change); UTC: 00:00 to 04:00
+    assert rows == [[[3 * 3600]], [[4 * 3600]]]

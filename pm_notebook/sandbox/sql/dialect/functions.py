@@ -23,6 +23,7 @@ from sqlglot import exp
 
 from ..access import Catalog
 from ..errors import SqlError
+from ..types import duckdb_to_druid
 from . import timefns
 from .multivalue import MultiValue
 from .templates import literal_str, tmpl
@@ -403,10 +404,13 @@ class Rewriter:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.mv = MultiValue(catalog)
+        #: each column's Druid type, by name
+        self.columns = {c: duckdb_to_druid(t) for cols in catalog.tables.values() for c, t in cols.items()}
 
     def rewrite(self, tree: exp.Expr) -> exp.Expr:
         """Rewrite *tree*, children before parents (reversed pre-order), so nested calls are rewritten too."""
         _mark_sketch_merges(tree)
+        timefns.mark_wall_clock(tree, self.columns)
         for node in reversed(list(tree.walk())):
             new = self._node(node)
             if new is not node:
@@ -423,6 +427,14 @@ class Rewriter:
             return timefns.floor_ceil_to(node)
         if isinstance(node, exp.Extract):
             return timefns.extract(node)
+        if isinstance(node, exp.Cast) and timefns.WALL_CLOCK in node.meta:
+            zoned = timefns.wall_clock_cast(node, strict=node.meta[timefns.WALL_CLOCK])
+            if zoned is not None:
+                return zoned
+        if isinstance(node, exp.CurrentDate):
+            return timefns.current_date() or node
+        if isinstance(node, exp.Add | exp.Sub) and isinstance(node.expression, exp.Interval):
+            return timefns.add_interval(node)
         if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):
             # Druid's CAST never fails: a value that does not convert becomes NULL.
             return exp.TryCast(this=node.this, to=node.to)
