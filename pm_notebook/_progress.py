@@ -1,5 +1,6 @@
 """The progress of an upload: a callback and/or a tqdm bar, for the phases ``"upload"`` (bytes sent) and
-``"ingest"`` (0 → 1). tqdm is optional: without it there is no bar and no error."""
+``"ingest"`` (0 → 1). tqdm is optional: without it there is no bar and no error. :func:`tqdm_class` is the
+one choice of a tqdm bar for the whole package (the JDBC driver's extraction uses it too)."""
 
 from __future__ import annotations
 

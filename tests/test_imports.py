@@ -66,7 +66,7 @@ RULES: dict[str, set[str]] = {
     "_progress": set(),
     "_bodies": {"mapping"},
     "lifecycle": {"api", "_http", "mapping", "_bodies", "_progress"},
-    "sql.*": {"auth", "_http", "config"},
+    "sql.*": {"auth", "_http", "config", "_progress"},  # _progress: the driver extraction's tqdm bar
     "frames": {"sql.base"},  # for typing only
     # the offline result cache: files in, Arrow tables out; the connection decides when to use it
     "_cache": set(),

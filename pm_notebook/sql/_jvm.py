@@ -23,6 +23,7 @@ import zipfile
 from pathlib import Path
 from typing import IO
 
+from .._progress import tqdm_class
 from ..errors import DriverError
 from ._workers import at_interrupt
 
@@ -76,10 +77,7 @@ def _cache_dir() -> Path:
 
 def _copy_with_progress(src: IO[bytes], dst: IO[bytes], total: int) -> None:
     """Copy an open binary stream, with a tqdm bar when tqdm is installed and a log line otherwise."""
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover - tqdm ships with the jdbc extra
-        tqdm = None
+    tqdm = tqdm_class()
     log.info("Extracting %s (%.1f MB)", _DRIVER_NAME, total / 1e6)
     bar = tqdm(total=total, unit="B", unit_scale=True, desc=_DRIVER_NAME, leave=False) if tqdm else None
     try:

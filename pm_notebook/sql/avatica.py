@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -26,9 +25,10 @@ from .. import _http
 from ..errors import ConfigurationError, PMError, QueryError
 from . import _protocol as proto
 from ._errors import from_http_status
+from ._links import Links
 from ._workers import Pending
 from .base import Batch, ColumnSpec, Target
-from .context import check_context, context_key, context_properties
+from .context import check_context, context_properties
 from .params import check_params
 
 __all__ = ["AvaticaResult", "AvaticaTransport", "open_transport"]
@@ -37,8 +37,6 @@ log = logging.getLogger(__name__)
 
 _NO_SUCH_CONNECTION = 1
 FRAME_ROWS = 5000
-#: server connections kept open per transport, one per distinct query context (Druid allows 25 per broker)
-MAX_CONTEXTS = 4
 
 
 def open_transport(target: Target) -> AvaticaTransport:
@@ -58,7 +56,8 @@ class AvaticaTransport:
     """Avatica connections (opened lazily, reopened if the server forgot them) over one HTTP session.
 
     Druid reads the query context from the properties of ``openConnection``, so each distinct context gets
-    a connection of its own: the last :data:`MAX_CONTEXTS` are kept open (the oldest is closed past that).
+    a connection of its own: the last :data:`._links.MAX_CONTEXTS` are kept open (the oldest is closed past
+    that).
 
     :param target: the Avatica endpoint (``avatica_url``), the JDBC login and password (client id and
         secret: the secret stays a ``Secret`` inside the ``openConnection`` message until it is encoded, and
@@ -79,7 +78,7 @@ class AvaticaTransport:
         self._session = session or _http.sql_session()
         self._frame_rows = frame_rows
         self._lock = threading.RLock()
-        self._links: OrderedDict[tuple[tuple[str, str], ...], _Link] = OrderedDict()
+        self._links: Links[_Link] = Links(self._close_link)
         self._active: AvaticaResult | None = None
         self._closed = False
 
@@ -145,11 +144,9 @@ class AvaticaTransport:
             from ..errors import ClosedError
 
             raise ClosedError("This Avatica transport is closed.")
-        key = context_key(context)
-        link = self._links.get(key)
-        if link is not None:
-            self._links.move_to_end(key)
-            return link
+        return self._links.get(context, lambda: self._open_link(context))
+
+    def _open_link(self, context: dict[str, Any]) -> _Link:
         connection_id = str(uuid.uuid4())
         # The context first: check_context refuses "user"/"password" keys, so the credentials always win.
         info: dict[str, Any] = {
@@ -159,23 +156,14 @@ class AvaticaTransport:
         }
         self.call(proto.open_connection(connection_id, info), "openConnection")
         self.call(proto.connection_sync(connection_id), "connectionSync")
-        link = self._links[key] = _Link(connection_id)
         log.debug("Avatica connection %s opened on %s", connection_id, self.url)
-        while len(self._links) > MAX_CONTEXTS:
-            _, oldest = self._links.popitem(last=False)
-            self._close_link(oldest)
-        return link
+        return _Link(connection_id)
 
     def _close_link(self, link: _Link) -> None:
         try:
             self.call(proto.close_connection(link.connection_id), "closeConnection")
         except PMError as exc:
             log.debug("closeConnection failed: %s", exc)
-
-    def _forget_connection(self, link: _Link) -> None:
-        for key, known in list(self._links.items()):
-            if known is link:
-                del self._links[key]
 
     def _statement(self, link: _Link) -> int:
         if link.statement_id is None:
@@ -210,7 +198,7 @@ class AvaticaTransport:
                     if exc.error_code != _NO_SUCH_CONNECTION or attempt == 2:
                         raise
                     log.debug("Avatica connection lost on the server; reconnecting")
-                    self._forget_connection(link)
+                    self._links.forget(link)
             self._active = result
             return result
 
@@ -284,10 +272,8 @@ class AvaticaTransport:
                 return
             if self._active is not None:
                 self._active.close()
-            for link in self._links.values():
-                self._close_link(link)
+            self._links.close_all()
             self._closed = True
-            self._links.clear()
             if self._own_session:
                 self._session.close()
 

@@ -20,7 +20,6 @@ import logging
 import mmap
 import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -31,9 +30,10 @@ from ..config import jdbc_url_with_options, mask_jdbc_url
 from ..errors import ClosedError, ConfigurationError, DriverError, QueryError
 from ._errors import from_java
 from ._jvm import DRIVER_CLASS, HELPER_CLASS, clear_interrupt, ensure_jvm, helper_jar
+from ._links import Links
 from ._workers import at_worker_exit, run_in_worker, run_interruptible
 from .base import Batch, ColumnSpec, Target
-from .context import check_context, context_key, context_properties
+from .context import check_context, context_properties
 from .params import Param, check_params
 
 __all__ = ["JdbcResult", "JdbcTransport", "open_transport", "run_java"]
@@ -43,8 +43,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 FETCH_SIZE = 5000
-#: Java connections kept open per transport, one per distinct query context
-MAX_CONTEXTS = 4
 # Rows per ColumnarReader chunk: the size of its reused Java buffers (the JVM heap is small, see _jvm) and of
 # the Arrow chunks; bigger chunks were not faster at 1M rows and grew the heap.
 READER_ROWS = 16384
@@ -115,7 +113,7 @@ class JdbcTransport:
 
     The query context travels as connection properties (the driver sends them in ``openConnection``'s
     ``info`` map, where Druid reads the context; keys written in the URL are not sent), so each distinct
-    context gets a connection of its own: the last :data:`MAX_CONTEXTS` are kept open.
+    context gets a connection of its own: the last :data:`._links.MAX_CONTEXTS` are kept open.
 
     :param target: the JDBC URL, login and password (client id and secret: the secret is revealed only into
         the driver's ``Properties``) and the driver jar (else ``PM_JDBC_DRIVER``, else the cached download).
@@ -130,7 +128,7 @@ class JdbcTransport:
         )
         self._target = target
         self._lock = threading.RLock()
-        self._links: OrderedDict[tuple[tuple[str, str], ...], _Link] = OrderedDict()
+        self._links: Links[_Link] = Links(lambda link: _quiet_close(link.jconn))
         self._active: JdbcResult | None = None
         self._closed = False
 
@@ -141,11 +139,9 @@ class JdbcTransport:
         """The connection opened with *context* as its properties (opened now if there is none)."""
         if self._closed:
             raise ClosedError("This JDBC transport is closed.")
-        key = context_key(context)
-        link = self._links.get(key)
-        if link is not None:
-            self._links.move_to_end(key)
-            return link
+        return self._links.get(context, lambda: self._open_link(context))
+
+    def _open_link(self, context: dict[str, Any]) -> _Link:
         ensure_jvm(self._target.driver)
         import jpype
 
@@ -163,18 +159,12 @@ class JdbcTransport:
             raise ConfigurationError(
                 f"The Avatica driver does not accept the URL {mask_jdbc_url(self.url)!r}."
             )
-        link = self._links[key] = _Link(jconn)
         log.debug("JDBC connection opened on %s", mask_jdbc_url(self.url))
-        while len(self._links) > MAX_CONTEXTS:
-            _, oldest = self._links.popitem(last=False)
-            _quiet_close(oldest.jconn)
-        return link
+        return _Link(jconn)
 
     def abandon_connection(self, link: _Link) -> None:
         """Forget a Java connection (after a cancel it may still be busy); close it in the background."""
-        for key, known in list(self._links.items()):
-            if known is link:
-                del self._links[key]
+        self._links.forget(link)
         link.shared = None
         _close_in_background(link.jconn)
 
@@ -244,9 +234,7 @@ class JdbcTransport:
             if self._active is not None:
                 self._active.close()
             self._closed = True
-            for link in self._links.values():
-                _quiet_close(link.jconn)
-            self._links.clear()
+            self._links.close_all()
 
 
 def _quiet_close(obj: Any) -> None:

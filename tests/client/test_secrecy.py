@@ -39,7 +39,9 @@ def _error_texts(exc: BaseException) -> list[str]:
     return texts + locals_shown
 
 
-def test_no_secret_or_token_in_reprs_logs_or_errors(sandbox, caplog, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_secret_or_token_in_reprs_logs_or_errors(
+    sandbox, connect_workgroup, caplog, monkeypatch: pytest.MonkeyPatch
+) -> None:
     caplog.set_level(logging.DEBUG)
     secrets = {wg.client_secret for wg in sandbox.workgroups.values()} | {"typed-a-wrong-secret"}
     texts: list[str] = []
@@ -75,16 +77,10 @@ def test_no_secret_or_token_in_reprs_logs_or_errors(sandbox, caplog, monkeypatch
     texts.append(repr(tokens[-1]))
     session.close()
 
-    demo = sandbox.workgroups["demo"]
-    wrong = pm_notebook.connect(
-        sandbox.base_url, sandbox.auth_url, demo.client_id, "typed-a-wrong-secret", use_keyring=False
-    )
+    wrong = connect_workgroup(sandbox, secret="typed-a-wrong-secret")
     expect_error(wrong.projects)  # AuthenticationError
     texts.append(repr(wrong))
-    unlicensed = sandbox.workgroups["unlicensed"]
-    lic = pm_notebook.connect(
-        sandbox.base_url, sandbox.auth_url, unlicensed.client_id, unlicensed.client_secret, use_keyring=False
-    )
+    lic = connect_workgroup(sandbox, "unlicensed")
     expect_error(lic.projects)  # LicenceError
     tokens.append(lic.tokens.current)
     expect_error(pm_notebook.connect, "ftp://host", sandbox.auth_url, "x", "typed-a-wrong-secret")

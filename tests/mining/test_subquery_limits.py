@@ -56,16 +56,12 @@ class ContextSource:
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory):
+def small(tmp_path_factory, connect_workgroup):
     """A sandbox with the generated 240-case project; ``(connection, project)``."""
-    import pm_notebook
     from pm_notebook.sandbox import start
 
     sb = start(cases=20, log_path=tmp_path_factory.mktemp("limits-sandbox") / "sandbox.log")
-    wg = sb.workgroups["demo"]
-    conn = pm_notebook.connect(
-        sb.base_url, sb.auth_url, wg.client_id, wg.client_secret, sb.jdbc_url, use_keyring=False
-    )
+    conn = connect_workgroup(sb)
     project = conn.create_project("Limits")
     conn.upload(project, event_log(240))
     yield conn, project
@@ -138,9 +134,8 @@ def test_inlining_plans_name_the_option_and_run_with_it(small):
 
 
 @pytest.fixture(scope="module")
-def large(tmp_path_factory):
+def large(tmp_path_factory, connect_workgroup):
     """A sandbox whose demo workgroup has a project of 100,500 cases."""
-    import pm_notebook
     from pm_notebook.sandbox import start
 
     sb = start(
@@ -149,10 +144,7 @@ def large(tmp_path_factory):
         extra_args=["--large-project-cases", "100500"],
         timeout=600,
     )
-    wg = sb.workgroups["demo"]
-    conn = pm_notebook.connect(
-        sb.base_url, sb.auth_url, wg.client_id, wg.client_secret, sb.jdbc_url, use_keyring=False
-    )
+    conn = connect_workgroup(sb)
     project = conn.projects()[-1]
     yield conn, project
     conn.close()

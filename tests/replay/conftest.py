@@ -39,24 +39,20 @@ def cache_dir(tmp_path):
     return tmp_path / "cache"
 
 
-def live_connection(sandbox, cache_dir, **kwargs):
-    """A connection to *sandbox*'s demo workgroup storing its results in *cache_dir*."""
-    demo = sandbox.workgroups["demo"]
-    kwargs.setdefault("cache", True)
-    return pm_notebook.connect(
-        sandbox.base_url,
-        sandbox.auth_url,
-        demo.client_id,
-        demo.client_secret,
-        sandbox.jdbc_url,
-        use_keyring=False,
-        cache_dir=cache_dir,
-        **kwargs,
-    )
+@pytest.fixture(scope="session")
+def live_connection(connect_workgroup):
+    """``live_connection(sandbox, cache_dir, **options)``: a connection to *sandbox*'s demo workgroup storing
+    its results in *cache_dir* (every result unless ``cache`` is given); the caller closes it."""
+
+    def connect(sandbox, cache_dir, **options):
+        options.setdefault("cache", True)
+        return connect_workgroup(sandbox, cache_dir=cache_dir, **options)
+
+    return connect
 
 
 @pytest.fixture
-def live(sandbox, cache_dir):
+def live(sandbox, cache_dir, live_connection):
     """A live connection that stores every result in :func:`cache_dir`."""
     conn = live_connection(sandbox, cache_dir)
     yield conn

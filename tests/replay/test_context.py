@@ -57,8 +57,9 @@ def test_a_stored_refusal_and_a_stored_result_of_one_statement(live, replay, cas
     pd.testing.assert_frame_equal(conn.query(lag(cases), context={"enableWindowing": True}), windowed)
 
 
-def test_the_connection_default_is_part_of_the_key(sandbox, cache_dir, replay, cases, monkeypatch):
-    from .conftest import live_connection
+def test_the_connection_default_is_part_of_the_key(
+    sandbox, cache_dir, live_connection, replay, cases, monkeypatch
+):
 
     default = {"sqlTimeZone": "Europe/Paris", "timeout": 60000}
     with live_connection(sandbox, cache_dir, context=default) as conn:

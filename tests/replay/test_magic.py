@@ -11,8 +11,6 @@ import pytest
 from pm_notebook import ReplayMiss, _context
 from pm_notebook.testing import TestingShell
 
-from .conftest import live_connection
-
 CELLS = [
     '%pmsql --project "Purchase to Pay"',
     "%pmsql --tables",
@@ -58,7 +56,7 @@ def fresh_shell():
 
 @pytest.mark.parametrize("how", ["--cache on each cell", "%config PmSql.cache"])
 def test_cells_replay_with_the_same_displays_and_values(
-    sandbox, cache_dir, fresh_shell, socket_connects, how
+    sandbox, cache_dir, live_connection, fresh_shell, socket_connects, how
 ):
     conn = live_connection(sandbox, cache_dir, cache=False)
     shell = fresh_shell()
@@ -85,7 +83,9 @@ def test_cells_replay_with_the_same_displays_and_values(
     assert _context.get_current().replaying
 
 
-def test_a_cell_not_stored_is_a_replay_miss_saying_what_to_do(sandbox, cache_dir, fresh_shell):
+def test_a_cell_not_stored_is_a_replay_miss_saying_what_to_do(
+    sandbox, cache_dir, live_connection, fresh_shell
+):
     with live_connection(sandbox, cache_dir) as conn:
         conn.query("SELECT 1 AS one")
     shell = fresh_shell(PmSql={"replay": True, "cache_dir": str(cache_dir)})

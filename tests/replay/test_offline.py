@@ -92,8 +92,9 @@ def test_replay_with_values_of_an_unused_port_never_connects(
     assert socket_connects == []
 
 
-def test_a_live_connection_switched_to_replay_stops_using_the_network(sandbox, tmp_path, socket_connects):
-    from .conftest import live_connection
+def test_a_live_connection_switched_to_replay_stops_using_the_network(
+    sandbox, live_connection, tmp_path, socket_connects
+):
 
     with live_connection(sandbox, tmp_path / "c") as conn:
         sql = "SELECT COUNT(*) AS n FROM INFORMATION_SCHEMA.TABLES"
@@ -109,8 +110,9 @@ def test_a_live_connection_switched_to_replay_stops_using_the_network(sandbox, t
     assert socket_connects  # the audit hook does see real connects (so the empty lists above mean something)
 
 
-def test_the_default_cache_folder_is_pm_cache_in_the_working_directory(sandbox, tmp_path, monkeypatch):
-    from .conftest import live_connection
+def test_the_default_cache_folder_is_pm_cache_in_the_working_directory(
+    sandbox, live_connection, tmp_path, monkeypatch
+):
 
     monkeypatch.chdir(tmp_path)
     with live_connection(sandbox, None) as conn:

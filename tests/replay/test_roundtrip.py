@@ -89,8 +89,9 @@ def test_an_empty_chunked_result_replays_as_one_empty_chunk(live, replay, vertex
     assert_same(chunk, live_chunk)
 
 
-def test_only_asked_calls_are_stored_without_connection_wide_caching(sandbox, cache_dir, replay, vertex):
-    from .conftest import live_connection
+def test_only_asked_calls_are_stored_without_connection_wide_caching(
+    sandbox, cache_dir, live_connection, replay, vertex
+):
 
     sql = f"SELECT COUNT(*) AS n FROM {vertex}"
     with live_connection(sandbox, cache_dir, cache=False) as conn:

@@ -13,7 +13,6 @@ import threading
 import pytest
 import requests
 
-import pm_notebook
 from pm_notebook.errors import QueryCancelled
 
 HELD = 'SELECT COUNT(*) AS held FROM "{v}"'
@@ -82,7 +81,9 @@ def test_only_the_owner_can_cancel_and_unknown_ids_are_404(sandbox, demo, second
 
 
 @pytest.mark.parametrize("transport", ["druid", "avatica", pytest.param("jdbc", marks=pytest.mark.jdbc)])
-def test_ctrl_c_during_a_running_query_stops_it_on_the_server(single_slot, interrupt_when_held, transport):
+def test_ctrl_c_during_a_running_query_stops_it_on_the_server(
+    single_slot, connect_workgroup, interrupt_when_held, transport
+):
     """A real running query (not a delayed answer): Ctrl-C stops it on the server and frees the server.
     Druid: the DELETE; Avatica: closeStatement, which interrupts the statement's query; JDBC: the driver's
     statement is cancelled and closed off the main thread (its cancel waits for the running call) and the
@@ -93,10 +94,7 @@ def test_ctrl_c_during_a_running_query_stops_it_on_the_server(single_slot, inter
     """
     sb = single_slot
     demo = sb.workgroups["demo"]
-    conn = pm_notebook.connect(
-        sb.base_url, sb.auth_url, demo.client_id, demo.client_secret, sb.jdbc_url, use_keyring=False
-    )
-    with conn:
+    with connect_workgroup(sb) as conn:
         conn.query("SELECT 0 AS warm", transport=transport)  # JVM and driver start-up are not interrupted
         sb.clear_faults()  # zero the counts left by the previous transport's run
         sb.hold_statements("AS held")

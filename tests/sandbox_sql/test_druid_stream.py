@@ -5,7 +5,6 @@ from __future__ import annotations
 import orjson
 import pytest
 
-import pm_notebook
 from pm_notebook.errors import QueryError
 from pm_notebook.sandbox.sql import druid_api as druid_sql
 from pm_notebook.sandbox.sql.engine import SqlEngine, SqlOptions
@@ -63,13 +62,11 @@ def test_the_cap_within_the_first_bytes_is_a_druid_error(engine, demo, tables):
         druid_sql.answer(engine, demo.client_id, request(tables.fmt("SELECT caseid FROM {v}"), "arrayLines"))
 
 
-def test_the_client_reports_an_answer_cut_short_by_the_server(sandbox_factory):
+def test_the_client_reports_an_answer_cut_short_by_the_server(sandbox_factory, connect_workgroup):
     sb = sandbox_factory(cases=300, extra_args=["--sql-max-rows", "60000"])
     demo = sb.workgroups["demo"]
     pid = demo.project_ids[0]
-    conn = pm_notebook.connect(
-        sb.base_url, sb.auth_url, demo.client_id, demo.client_secret, sb.jdbc_url, use_keyring=False
-    )
+    conn = connect_workgroup(sb)
     # ~80k rows of ~50 bytes: the first batch (50k rows, over the first MB) is sent before the cap is hit.
     sql = (
         f'SELECT v.caseid, REPEAT(v.caseid, 5) AS wide FROM "{pid}_vertex" AS v '

@@ -17,18 +17,10 @@ import pytest
 import requests
 from _sql_transports import TRANSPORTS
 
-import pm_notebook
 from pm_notebook import ConfigurationError, QueryCancelled, QueryError
 
 WINDOWING_REFUSED = r"specify \[enableWindowing\] in query context"
 ZONE = "America/New_York"
-
-
-def connect(sb, **kwargs):
-    demo = sb.workgroups["demo"]
-    return pm_notebook.connect(
-        sb.base_url, sb.auth_url, demo.client_id, demo.client_secret, sb.jdbc_url, use_keyring=False, **kwargs
-    )
 
 
 @pytest.fixture(params=TRANSPORTS)
@@ -121,8 +113,11 @@ def test_every_statement_method_sends_the_context(conn, demo_tables, transport, 
             refused()
 
 
-def test_dbapi_sends_its_context(sandbox, demo_tables, transport):
-    with connect(sandbox) as conn, conn.dbapi(transport=transport, context={"enableWindowing": True}) as db:
+def test_dbapi_sends_its_context(sandbox, connect_workgroup, demo_tables, transport):
+    with (
+        connect_workgroup(sandbox) as conn,
+        conn.dbapi(transport=transport, context={"enableWindowing": True}) as db,
+    ):
         cursor = db.cursor()
         cursor.execute(lag_sql(demo_tables))
         rows = cursor.fetchall()
@@ -158,8 +153,10 @@ def test_sql_query_id_names_the_query_on_the_broker(conn, sandbox):
 
 
 # --- the connection's default: connect(context=), PM_QUERY_CONTEXT ------------------------------------------
-def test_connect_context_is_every_query_default_and_a_call_overrides_it(sandbox, demo_tables, transport):
-    with connect(sandbox, context={"enableWindowing": True, "sqlTimeZone": ZONE}) as conn:
+def test_connect_context_is_every_query_default_and_a_call_overrides_it(
+    sandbox, connect_workgroup, demo_tables, transport
+):
+    with connect_workgroup(sandbox, context={"enableWindowing": True, "sqlTimeZone": ZONE}) as conn:
         assert conn.context == {"enableWindowing": True, "sqlTimeZone": ZONE}
         want = expected_lag(conn, demo_tables)
         got = conn.query(lag_sql(demo_tables), transport=transport)
@@ -173,23 +170,25 @@ def test_connect_context_is_every_query_default_and_a_call_overrides_it(sandbox,
         assert utc["d"].tolist() == expected_days(conn, demo_tables, "UTC").index.tolist()
 
 
-def test_pm_query_context_from_the_environment(sandbox, demo_tables, monkeypatch, transport):
+def test_pm_query_context_from_the_environment(
+    sandbox, connect_workgroup, demo_tables, monkeypatch, transport
+):
     monkeypatch.setenv("PM_QUERY_CONTEXT", json.dumps({"sqlTimeZone": ZONE, "enableWindowing": "true"}))
-    with connect(sandbox) as conn:
+    with connect_workgroup(sandbox) as conn:
         assert conn.context == {"sqlTimeZone": ZONE, "enableWindowing": True}
         assert conn.settings.sources["context"] == "env"
         days = conn.query(days_sql(demo_tables), transport=transport)
         assert days["d"].tolist() == expected_days(conn, demo_tables, ZONE).index.tolist()
         conn.query(lag_sql(demo_tables), transport=transport)  # windowing on by the variable
     # an argument wins over the variable, {} too
-    with connect(sandbox, context={}) as conn, pytest.raises(QueryError, match=WINDOWING_REFUSED):
+    with connect_workgroup(sandbox, context={}) as conn, pytest.raises(QueryError, match=WINDOWING_REFUSED):
         conn.query(lag_sql(demo_tables), transport=transport)
 
 
-def test_pm_query_context_from_a_dotenv_file(sandbox, demo_tables, tmp_path):
+def test_pm_query_context_from_a_dotenv_file(sandbox, connect_workgroup, demo_tables, tmp_path):
     env = tmp_path / ".env"
     env.write_text('PM_QUERY_CONTEXT={"enableWindowing": true}\n', encoding="utf-8")
-    with connect(sandbox, env_file=env) as conn:
+    with connect_workgroup(sandbox, env_file=env) as conn:
         assert conn.settings.sources["context"] == f".env:{env}"
         assert conn.query(lag_sql(demo_tables))["previous"].notna().any()
 
@@ -205,9 +204,11 @@ BAD = [
 
 
 @pytest.mark.parametrize(("context", "needle"), BAD)
-def test_bad_context_is_refused_before_any_sql_request(sandbox, demo_tables, tmp_path, context, needle):
+def test_bad_context_is_refused_before_any_sql_request(
+    sandbox, connect_workgroup, demo_tables, tmp_path, context, needle
+):
     sql = f"SELECT COUNT(*) FROM {demo_tables['cases']}"
-    with connect(sandbox) as conn:
+    with connect_workgroup(sandbox) as conn:
         sandbox.reset_stats()
         calls = [
             lambda: conn.query(sql, context=context),
@@ -236,15 +237,15 @@ def test_bad_context_is_refused_before_any_sql_request(sandbox, demo_tables, tmp
         ('{"enablewindowing": true}', "Did you mean 'enableWindowing'"),
     ],
 )
-def test_bad_pm_query_context_names_the_variable(sandbox, monkeypatch, value, needle):
+def test_bad_pm_query_context_names_the_variable(sandbox, connect_workgroup, monkeypatch, value, needle):
     monkeypatch.setenv("PM_QUERY_CONTEXT", value)
     sandbox.reset_stats()
     with pytest.raises(ConfigurationError) as refused:
-        connect(sandbox)
+        connect_workgroup(sandbox)
     assert needle in str(refused.value) and "PM_QUERY_CONTEXT" in str(refused.value)
     assert sql_requests(sandbox) == {}
 
 
-def test_bad_context_argument_of_connect_names_it(sandbox):
+def test_bad_context_argument_of_connect_names_it(sandbox, connect_workgroup):
     with pytest.raises(ConfigurationError, match=r"connect\(context=\.\.\.\): Query context key 'timeout'"):
-        connect(sandbox, context={"timeout": -5})
+        connect_workgroup(sandbox, context={"timeout": -5})

@@ -108,3 +108,19 @@ def test_transports_never_show_the_password() -> None:
         transport = make_transport(name, target)
         assert "s3cret-value" not in repr(transport)
         transport.close()
+
+
+def test_driver_extraction_bar_is_text_outside_a_kernel_even_after_ipykernel_was_imported() -> None:
+    """The extraction's bar is chosen as every bar of the package is (``_progress.tqdm_class``), not by
+    ``tqdm.auto``, which makes it a widget no frontend shows once ipykernel was imported. A fresh process, so
+    that tqdm is first imported after ipykernel."""
+    script = (
+        "import io, ipykernel.zmqshell\n"
+        "from pm_notebook.sql import _jvm\n"
+        "out = io.BytesIO()\n"
+        "_jvm._copy_with_progress(io.BytesIO(b'x' * 3_000_000), out, 3_000_000)\n"
+        "assert out.getvalue() == b'x' * 3_000_000\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"{_jvm._DRIVER_NAME}:" in done.stderr and "/3.00M" in done.stderr  # the text bar

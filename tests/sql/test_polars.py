@@ -15,7 +15,6 @@ import pyarrow as pa
 import pytest
 from _sql_transports import TRANSPORTS
 
-import pm_notebook
 from pm_notebook import frames
 from pm_notebook.errors import ConfigurationError, MissingDependency, QueryError
 from pm_notebook.sql import Batch, ColumnSpec
@@ -154,9 +153,8 @@ def test_an_unknown_output_is_a_clear_error(conn) -> None:
         conn.fetch("SELECT 1", output="arrow")  # type: ignore[arg-type]
 
 
-def test_missing_polars_fails_before_the_query_runs(sandbox, monkeypatch) -> None:
-    demo = sandbox.workgroups["demo"]
-    closed = pm_notebook.connect(sandbox.base_url, sandbox.auth_url, demo.client_id, demo.client_secret)
+def test_missing_polars_fails_before_the_query_runs(sandbox, connect_workgroup, monkeypatch) -> None:
+    closed = connect_workgroup(sandbox)
     closed.close()  # a query would fail with ClosedError: the missing extra is reported first
     monkeypatch.setitem(sys.modules, "polars", None)
     with pytest.raises(MissingDependency, match=r"pm-notebook\[polars\]"):

@@ -276,21 +276,11 @@ def test_multi_million_cell_result(conn, demo_tables, duck, transport) -> None:
     assert frame["duration"].sum() == 100 * int(duck(f"SELECT SUM(duration) AS s FROM {vertex}")["s"][0])
 
 
-def test_auto_picks_a_working_transport_and_logs_it(sandbox, caplog) -> None:
+def test_auto_picks_a_working_transport_and_logs_it(sandbox, connect_workgroup, caplog) -> None:
     import logging
 
-    import pm_notebook
-
-    demo = sandbox.workgroups["demo"]
     with (
-        pm_notebook.connect(
-            sandbox.base_url,
-            sandbox.auth_url,
-            demo.client_id,
-            demo.client_secret,
-            sandbox.jdbc_url,
-            use_keyring=False,
-        ) as fresh,
+        connect_workgroup(sandbox) as fresh,
         caplog.at_level(logging.DEBUG, logger="pm_notebook.sql"),
     ):
         frame = fresh.query("SELECT 1 AS one")
@@ -309,18 +299,8 @@ def test_columns_lists_a_tables_schema(conn, demo_tables, duck) -> None:
     assert {c.name: c.data_type for c in columns}["duration"] == "BIGINT"
 
 
-def test_wrong_secret_is_an_authentication_error(sandbox) -> None:
-    import pm_notebook
-
-    demo = sandbox.workgroups["demo"]
-    with pm_notebook.connect(
-        sandbox.base_url,
-        sandbox.auth_url,
-        demo.client_id,
-        "wrong-secret",
-        sandbox.jdbc_url,
-        use_keyring=False,
-    ) as bad:
+def test_wrong_secret_is_an_authentication_error(sandbox, connect_workgroup) -> None:
+    with connect_workgroup(sandbox, secret="wrong-secret") as bad:
         for transport in ("druid", "avatica"):
             with pytest.raises(AuthenticationError) as info:
                 bad.query("SELECT 1", transport=transport)

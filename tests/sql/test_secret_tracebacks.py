@@ -29,19 +29,6 @@ def _forms(user: str, secret: str) -> list[str]:
     return [secret, basic, repr(secret.encode())[2:-1]]
 
 
-def _connect(sandbox, secret: str | None = None) -> pm_notebook.Connection:
-    demo = sandbox.workgroups["demo"]
-    return pm_notebook.connect(
-        sandbox.base_url,
-        sandbox.auth_url,
-        demo.client_id,
-        secret or demo.client_secret,
-        sandbox.jdbc_url,
-        use_keyring=False,
-        retries=0,
-    )
-
-
 def _failure(conn: pm_notebook.Connection, sql: str, transport: str) -> str:
     with pytest.raises(PMError) as raised:
         conn.query(sql, transport=transport)
@@ -58,9 +45,9 @@ def _token(conn: pm_notebook.Connection) -> str:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_endpoint_down_at_the_first_statement(sandbox, transport) -> None:
+def test_endpoint_down_at_the_first_statement(sandbox, connect_workgroup, transport) -> None:
     demo = sandbox.workgroups["demo"]
-    with _connect(sandbox) as conn:
+    with connect_workgroup(sandbox, retries=0) as conn:
         token = _token(conn)
         path = {"druid": "/druid/v2/sql", "avatica": "/druid/v2/sql/avatica", "jdbc": "/druid/v2/sql/avatica"}
         sandbox.fault(path[transport], status=500, times=50)  # the driver retries drops and 503s
@@ -73,9 +60,9 @@ def test_endpoint_down_at_the_first_statement(sandbox, transport) -> None:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_sql_error_on_an_open_connection(sandbox, transport) -> None:
+def test_sql_error_on_an_open_connection(sandbox, connect_workgroup, transport) -> None:
     demo = sandbox.workgroups["demo"]
-    with _connect(sandbox) as conn:
+    with connect_workgroup(sandbox, retries=0) as conn:
         token = _token(conn)
         conn.query("SELECT 1 AS one", transport=transport)
         text = _failure(conn, "SELECT no_such_column FROM no_such_table", transport)
@@ -84,10 +71,10 @@ def test_sql_error_on_an_open_connection(sandbox, transport) -> None:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_wrong_secret(sandbox, transport) -> None:
+def test_wrong_secret(sandbox, connect_workgroup, transport) -> None:
     demo = sandbox.workgroups["demo"]
     wrong = "wrong-" + demo.client_secret[::-1]
-    with _connect(sandbox, wrong) as conn:
+    with connect_workgroup(sandbox, secret=wrong, retries=0) as conn:
         text = _failure(conn, "SELECT 1 AS one", transport)
         for leak in _forms(demo.client_id, wrong):
             assert leak not in text

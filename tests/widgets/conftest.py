@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from pm_notebook._context import clear_current
-from pm_notebook.connection import connect
 
 
 @pytest.fixture(autouse=True)
@@ -29,10 +28,8 @@ def demo(sandbox):
 
 
 @pytest.fixture
-def demo_conn(sandbox, demo):
+def demo_conn(sandbox, connect_workgroup):
     """A connection to the demo workgroup without retries (fault tests stay fast)."""
-    conn = connect(
-        sandbox.base_url, sandbox.auth_url, demo.client_id, demo.client_secret, sandbox.jdbc_url, retries=0
-    )
+    conn = connect_workgroup(sandbox, retries=0)
     yield conn
     conn.close()
