@@ -264,7 +264,6 @@ def test_upload_restreams_the_body_after_a_401(conn, project, lc_sandbox):
 
 
 def test_progress_bar_with_tqdm(conn, project, capsys):
-    pytest.importorskip("tqdm")  # an optional extra: without it progress=True shows nothing (no error)
     frame = pd.DataFrame({"case": ["1"], "activity": ["a"], "timestamp": pd.to_datetime(["2025-01-01"])})
     conn.upload(project, frame, progress=True, name="bar.csv")
     err = capsys.readouterr().err
@@ -275,7 +274,6 @@ def test_progress_bar_is_text_outside_a_kernel_even_after_ipykernel_was_imported
     """Whether a kernel runs us decides the bar, not whether ipykernel was imported (``tqdm.auto`` decides
     by the latter, once, at its first import). A fresh process, so that tqdm is first imported after
     ipykernel, whatever this session imported before."""
-    pytest.importorskip("tqdm")
     script = (
         "import ipykernel.zmqshell\n"
         "from pm_notebook._progress import Progress\n"
