@@ -9,7 +9,9 @@ own: ``ours`` (the answers through ``conn.mining``; each answer's Druid statemen
 where pm4py has none). Each answer runs ``--repeat`` times in each process: the first run (a fresh notebook
 kernel's) is reported beside the later ones; figures are medians of the later runs, then over the rounds. The
 client's peak memory per answer is the rise of the process's high-water mark (``VmHWM``, reset before each
-answer through ``/proc/self/clear_refs``) above its resident memory before the answer.
+answer through ``/proc/self/clear_refs``) above its resident memory before the answer. Beside each of our
+answers' wall time: the CPU time of the ``ours`` process (the client's own share) and of the sandbox process
+meanwhile (the service's share: the stand-in's Druid SQL on DuckDB, on the same two cores).
 
 The parent compares the numbers (counts exactly; durations within 1 %: Druid's quantiles are ``inverted_cdf``,
 pm4py's medians interpolate) and prints one table per project. ``--check`` also runs every answer and every
@@ -77,20 +79,41 @@ def _reset_hwm() -> None:
         fh.write("5")  # resets VmHWM to the current RSS (Linux 4.0+)
 
 
+#: the environment variable giving the children the sandbox's process id (its CPU time: the service's share)
+SANDBOX_PID_ENV = "PM_BENCH_SANDBOX_PID"
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, all threads) process *pid* has used so far."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _measure(results: dict, name: str, fn: Callable[[], Any], counter: list[int] | None = None) -> Any:
-    """Run *fn*, record its time, peak memory rise and (ours) statements; returns its value."""
+    """Run *fn*, record its time, peak memory rise, this process's CPU time and (ours) statements and the
+    sandbox's CPU time meanwhile (the service's share, which runs on the same cores); returns its value."""
     import gc
 
     gc.collect()
     _reset_hwm()
     base = current_rss_mb()
     before = counter[0] if counter else 0
+    service = int(os.environ[SANDBOX_PID_ENV]) if counter is not None else None
+    s0 = _cpu_s(service) if service else 0.0
+    c0 = time.process_time()
     t0 = time.perf_counter()
     value = fn()
     elapsed = time.perf_counter() - t0
-    entry = results.setdefault(name, {"times": [], "mem": [], "statements": None})
+    client_cpu = time.process_time() - c0
+    service_cpu = _cpu_s(service) - s0 if service else 0.0
+    entry = results.setdefault(
+        name, {"times": [], "mem": [], "statements": None, "client_cpu": [], "service_cpu": []}
+    )
     entry["times"].append(elapsed)
     entry["mem"].append(max(0.0, _hwm_mb() - base))
+    entry["client_cpu"].append(client_cpu)
+    entry["service_cpu"].append(service_cpu)
     if counter is not None:
         entry["statements"] = counter[0] - before
     return value
@@ -525,8 +548,8 @@ def run_project(project: str, args: argparse.Namespace, env: dict[str, str]) -> 
     }
 
 
-def _later(entry: dict) -> float:
-    times = entry["times"]
+def _later(entry: dict, key: str = "times") -> float:
+    times = entry[key]
     return statistics.median(times[1:] if len(times) > 1 else times)
 
 
@@ -548,15 +571,17 @@ def report(project: str, result: dict) -> list[dict]:
     )
     print(f"pm4py's pull of the events (log.to_pm4py + format_dataframe): {pull:.2f} s, +{pull_mem:.0f} MB")
     head = (
-        f"{'question':<36}{'ours s':>8}{'(1st)':>8}{'pm4py s':>9}{'(1st)':>8}{'ratio':>8}{'+pull':>8}"
-        f"{'stmts':>6}{'MB ours':>8}{'MB pm4py':>9}  same numbers?"
+        f"{'question':<36}{'ours s':>8}{'(1st)':>8}{'svc cpu':>8}{'cli cpu':>8}{'pm4py s':>9}{'(1st)':>8}"
+        f"{'ratio':>8}{'+pull':>8}{'stmts':>6}{'MB ours':>8}{'MB pm4py':>9}  same numbers?"
     )
     print(head)
     rows = []
-    tot_o = tot_p = 0.0
+    tot_o = tot_p = tot_svc = tot_cli = 0.0
     for q in QUESTIONS:
         o = med(ours_r, q, _later)
         o1 = med(ours_r, q, lambda e: e["times"][0])
+        svc = med(ours_r, q, lambda e: _later(e, "service_cpu"))
+        cli = med(ours_r, q, lambda e: _later(e, "client_cpu"))
         p = med(pm_r, q, _later)
         p1 = med(pm_r, q, lambda e: e["times"][0])
         stm = ours_r[-1]["answers"][q]["statements"]
@@ -564,16 +589,20 @@ def report(project: str, result: dict) -> list[dict]:
         mp = max(max(r["answers"][q]["mem"]) for r in pm_r)
         tot_o += o
         tot_p += p
+        tot_svc += svc
+        tot_cli += cli
         same = result["same"][q]
         print(
-            f"{q:<36}{o:>8.3f}{o1:>8.3f}{p:>9.3f}{p1:>8.3f}{p / o:>7.1f}x{(p + pull) / o:>7.0f}x"
-            f"{stm:>6}{mo:>8.1f}{mp:>9.1f}  {same}"
+            f"{q:<36}{o:>8.3f}{o1:>8.3f}{svc:>8.3f}{cli:>8.3f}{p:>9.3f}{p1:>8.3f}{p / o:>7.1f}x"
+            f"{(p + pull) / o:>7.0f}x{stm:>6}{mo:>8.1f}{mp:>9.1f}  {same}"
         )
         rows.append(
             {
                 "q": q,
                 "ours": o,
                 "ours_first": o1,
+                "service_cpu": svc,
+                "client_cpu": cli,
                 "pm4py": p,
                 "pm4py_first": p1,
                 "statements": stm,
@@ -583,8 +612,13 @@ def report(project: str, result: dict) -> list[dict]:
             }
         )
     print(
-        f"{'all ten':<36}{tot_o:>8.3f}{'':>8}{tot_p:>9.3f}{'':>8}{tot_p / tot_o:>7.1f}x"
-        f"{(tot_p + pull) / tot_o:>7.1f}x"
+        f"{'all ten':<36}{tot_o:>8.3f}{'':>8}{tot_svc:>8.3f}{tot_cli:>8.3f}{tot_p:>9.3f}{'':>8}"
+        f"{tot_p / tot_o:>7.1f}x{(tot_p + pull) / tot_o:>7.1f}x"
+    )
+    print(
+        f"the client's own share: {tot_cli:.3f} CPU-s for all ten (pm4py in memory "
+        f"{tot_p / tot_cli:.0f}x that, with its pull {(tot_p + pull) / tot_cli:.0f}x); "
+        f"the sandbox's: {tot_svc:.3f} CPU-s on the same cores"
     )
     per_round = [
         (
@@ -632,7 +666,7 @@ def main() -> None:
     print(f"sandbox: {LARGE!r} of {cases:,} cases ready in {time.perf_counter() - t0:.1f} s", flush=True)
     out: dict = {}
     try:
-        env = {**os.environ, **sb.env, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, **sb.env, "PYTHONPATH": str(ROOT), SANDBOX_PID_ENV: str(sb.pid)}
         projects = [LARGE]
         if not args.no_receipt:
             conn = connect_env(sb.env)
