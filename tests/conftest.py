@@ -249,25 +249,26 @@ class NumbersSql:
 
 @contextlib.contextmanager
 def _served(app: Any) -> Iterator[str]:
-    """*app* served by uvicorn on a free loopback port in a thread; yields its base URL, stops on leaving."""
+    """*app* served by uvicorn on a free loopback port in a thread; yields its base URL, stops on leaving.
+
+    The socket is bound and listening before uvicorn starts (as the sandbox's own servers are): a request
+    sent at once waits in the listen queue until the server accepts it, so nothing polls for the start."""
+    import socket
+
     import uvicorn
 
+    sock = socket.create_server(("127.0.0.1", 0))  # port 0: the OS picks a free one
     # ws="none" as the sandbox's servers: no WebSocket served, none loaded
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", ws="none", lifespan="off")
+    config = uvicorn.Config(app, log_level="warning", ws="none", lifespan="off")
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 60  # a hang guard
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            server.should_exit = True
-            raise RuntimeError("a test server did not start (its thread's exception is reported by pytest)")
-        time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"  # port 0: the OS picked one
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
         server.should_exit = True
         thread.join(timeout=60)
+        sock.close()
 
 
 @pytest.fixture(scope="session")
