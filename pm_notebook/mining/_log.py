@@ -38,7 +38,7 @@ from ._sql import events as events_sql
 from ._sql import rework as rework_sql
 from ._sql import stats as stats_sql
 from ._sql import variants as variants_sql
-from ._sql._base import Statement, period, period_ms, qname
+from ._sql._base import Statement, check_quantiles, period, period_ms, qname
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._map import ProcessMap
@@ -360,9 +360,7 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         :param by: ``None`` (whole log), ``"variant"`` / ``"model"`` (variant keys), a period (``"week"``,
             ``"month"``, ``"P1D"``... by case start) or a case dimension (``"supplier"``).
         """
-        qs = [float(q) for q in quantiles]
-        if not qs or any(not 0 < q < 1 for q in qs):
-            raise ConfigurationError(f"quantiles must lie strictly between 0 and 1, got {list(quantiles)}.")
+        qs = list(check_quantiles(quantiles, none_ok=False))
         statement = cases_sql.throughput(self._schema(), self._filters, by, qs)
         frame = self._run(statement)
         frame["cases"] = frame["cases"].astype("Int64")

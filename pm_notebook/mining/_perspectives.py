@@ -21,27 +21,13 @@ from ._sql import controlflow as controlflow_sql
 from ._sql import resources as resources_sql
 from ._sql import stats as stats_sql
 from ._sql import timing as timing_sql
-from ._sql._base import period, qname
+from ._sql._base import check_quantiles, period, qname
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._charts import Chart
     from ._map import ProcessMap
 
 __all__ = ["ControlFlowAnswers", "OrganisationAnswers", "TimeAnswers"]
-
-
-def _quantiles(quantiles: Sequence[float]) -> tuple[float, ...]:
-    """*quantiles* as floats strictly between 0 and 1 (none is fine); :class:`ConfigurationError` else."""
-    try:
-        qs = tuple(float(q) for q in quantiles)
-    except (TypeError, ValueError):
-        qs = (math.nan,)
-    if isinstance(quantiles, str) or any(not 0 < q < 1 for q in qs):
-        raise ConfigurationError(
-            f"quantiles must be numbers strictly between 0 and 1, got {quantiles!r}.",
-            hint="e.g. quantiles=(0.5, 0.9), or quantiles=() for none",
-        )
-    return qs
 
 
 class OrganisationAnswers(LogParts):
@@ -161,7 +147,7 @@ class TimeAnswers(LogParts):
         ``quantiles=()`` leaves them out: one statement, no subquery, any number of cases.
         """
         iso = period(freq)
-        qs = _quantiles(quantiles)
+        qs = check_quantiles(quantiles, none_ok=True)
         statement = timing_sql.arrivals(self._schema(), self._filters, iso)
         frame = self._run(statement)
         started = frame["started"].astype("float64")

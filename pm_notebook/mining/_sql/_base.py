@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ __all__ = [
     "Fragment",
     "Statement",
     "between_activities",
+    "check_quantiles",
     "is_period",
     "period",
     "period_ms",
@@ -78,6 +80,21 @@ def quantile(q: float, column: str) -> str:
 def sketch(column: str) -> str:
     """The aggregate keeping *column*'s values as a quantiles sketch, for :func:`quantile` one level up."""
     return f"{SKETCH}({column})"
+
+
+def check_quantiles(quantiles: Any, *, none_ok: bool) -> tuple[float, ...]:
+    """*quantiles* as floats strictly between 0 and 1 (*none_ok*: an empty sequence is fine);
+    :class:`ConfigurationError` otherwise."""
+    try:
+        qs = tuple(float(q) for q in quantiles)
+    except (TypeError, ValueError):
+        qs = (math.nan,)
+    if isinstance(quantiles, str) or any(not 0 < q < 1 for q in qs) or not (qs or none_ok):
+        raise ConfigurationError(
+            f"quantiles must be numbers strictly between 0 and 1, got {quantiles!r}.",
+            hint="e.g. quantiles=(0.5, 0.9)" + (", or quantiles=() for none" if none_ok else ""),
+        )
+    return qs
 
 
 def qname(q: float) -> str:
