@@ -21,10 +21,11 @@ __all__ = [
 ]
 
 
-def total_cases(schema: Schema, filters: Filters) -> Statement:
-    """``cases``: how many cases the filters keep."""
+def total_cases(schema: Schema, filters: Filters, name: str = "cases") -> Statement:
+    """One row, column *name*: how many cases the filters keep (also the one-row count other answers
+    ``CROSS JOIN`` beside their rows)."""
     where, params = filters.where(schema, "cases")
-    return Statement(f'SELECT COUNT(*) AS "cases" FROM {schema.table("cases")}{where}', params)
+    return Statement(f'SELECT COUNT(*) AS "{name}" FROM {schema.table("cases")}{where}', params)
 
 
 def excluded_cases(schema: Schema) -> Statement | None:

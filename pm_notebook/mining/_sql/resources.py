@@ -12,6 +12,7 @@ from ...errors import SchemaError
 from .._filters import Filters
 from .._schema import Schema
 from ._base import END, START, Statement, between_activities, quantile, sketch
+from .cases import total_cases
 
 __all__ = [
     "RESOURCE_NAMES",
@@ -54,7 +55,6 @@ def resources(schema: Schema, filters: Filters, res: str) -> tuple[Statement, St
     broker inlines both of its inputs (one row per resource, and one row)."""
     case, act = schema.col("vertex", "case"), schema.col("vertex", "activity")
     where, params = filters.where(schema, "vertex")
-    where_c, params_c = filters.where(schema, "cases")
     table = schema.table("vertex")
     sql_counts = (
         f'SELECT "resource", SUM("n") AS "events", COUNT(*) AS "cases" FROM ('
@@ -66,9 +66,9 @@ def resources(schema: Schema, filters: Filters, res: str) -> tuple[Statement, St
         f'SELECT {res} AS "resource", {act} AS "activity" FROM {table}{where} GROUP BY {res}, {act}) '
         f'GROUP BY "resource"'
     )
-    total = f'SELECT COUNT(*) AS "total_cases" FROM {schema.table("cases")}{where_c}'
-    sql_activities = f'SELECT * FROM ({activities}) AS "r" CROSS JOIN ({total}) AS "t"'
-    return Statement(sql_counts, params), Statement(sql_activities, params + params_c)
+    total = total_cases(schema, filters, "total_cases")
+    sql_activities = f'SELECT * FROM ({activities}) AS "r" CROSS JOIN ({total.sql}) AS "t"'
+    return Statement(sql_counts, params), Statement(sql_activities, params + total.params)
 
 
 def resources_by_activity(schema: Schema, filters: Filters, res: str) -> Statement:

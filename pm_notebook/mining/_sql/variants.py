@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from .._filters import Filters
 from .._schema import Schema
 from ._base import Statement, placeholders, quantile
+from .cases import total_cases
 
 __all__ = ["sequences", "variants"]
 
@@ -24,19 +25,18 @@ def variants(schema: Schema, filters: Filters, top: int, by: str = "process") ->
     names = schema.lookup("_variant_name") if by == "model" else None
     name_sel = f", LOOKUP({key}, '{names}') AS \"name\"" if names else ""
     name_grp = f", LOOKUP({key}, '{names}')" if names else ""
-    table = schema.table("cases")
     top_sql = (
         f'SELECT {key} AS "variant"{name_sel}, COUNT(*) AS "cases", '
         f'{quantile(0.5, d)} AS "median_duration", '
         f'{quantile(0.9, d)} AS "p90_duration", EARLIEST({case}, 1024) AS "example_case" '
-        f"FROM {table}{where} GROUP BY {key}{name_grp} "
+        f"FROM {schema.table('cases')}{where} GROUP BY {key}{name_grp} "
         f"ORDER BY cases DESC, {key} LIMIT {top}"
     )
     # the log's case count beside each row: a one-row aggregate, CROSS JOINed (Druid inlines that one row);
     # a join keeps no order, so the caller orders the rows again (cases, most first, then the key)
-    total = f'SELECT COUNT(*) AS "total_cases" FROM {table}{where}'
-    sql = f'SELECT * FROM ({top_sql}) AS "v" CROSS JOIN ({total}) AS "t"'
-    return Statement(sql, params + params)
+    total = total_cases(schema, filters, "total_cases")
+    sql = f'SELECT * FROM ({top_sql}) AS "v" CROSS JOIN ({total.sql}) AS "t"'
+    return Statement(sql, params + total.params)
 
 
 def sequences(schema: Schema, case_ids: Sequence[str]) -> Statement:
