@@ -175,6 +175,16 @@ class Shots:
         return path
 
 
+@pytest.fixture(scope="module")
+def lab(sandbox, tmp_path_factory, request) -> Iterator[JupyterServer]:
+    """JupyterLab whose kernels have the sandbox's five connection values, as ``binder/start`` gives them, one
+    per test module (a module whose kernels need other values defines its own ``lab``)."""
+    folder = "lab-" + request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
+    server = start_jupyter(tmp_path_factory.mktemp(folder), dict(sandbox.env))
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="session")
 def chromium_browser() -> Iterator[object]:
     """Headless Debian Chromium through Playwright (no Playwright-downloaded browser)."""

@@ -7,17 +7,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import open_notebook, run_cell, start_jupyter
+from .conftest import open_notebook, run_cell
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def lab(sandbox, tmp_path_factory):
-    """JupyterLab whose kernels have the sandbox's five connection values, as binder/start gives them."""
-    server = start_jupyter(tmp_path_factory.mktemp("lab-map"), dict(sandbox.env))
-    yield server
-    server.stop()
 
 
 def test_process_map_renders_in_jupyterlab(lab, page, sandbox, sandbox_store):
