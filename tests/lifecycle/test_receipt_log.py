@@ -1,7 +1,8 @@
 """A real event log end to end: the 4TU "receipt" log (tests/data/README.md) uploaded with ``conn.upload``,
-then every answer of docs/mining.md with its *default* settings against an independent pandas computation
-on the same DataFrame — counts exact, quantiles by the documented definition (the smallest value with at
-least a share q of the values at or below it: numpy's ``inverted_cdf``) — and against pm4py where cheap."""
+then every answer of docs/mining.md (the perspectives too) with its *default* settings against an
+independent pandas computation on the same DataFrame — counts exact, quantiles by the documented definition
+(the smallest value with at least a share q of the values at or below it: numpy's ``inverted_cdf``) — and
+against pm4py where cheap."""
 
 from __future__ import annotations
 
@@ -231,3 +232,80 @@ def test_against_pm4py(log, frame):
     counts = {" → ".join(k): v for k, v in variants.items()}
     got = log.variants(top=10_000)
     assert dict(zip(got["activities"], got["cases"], strict=True)) == counts
+
+
+def _monday(times: pd.Series) -> pd.Series:
+    """The Monday-based week of each time, as Druid's ``TIME_FLOOR(…, 'P1W')``."""
+    return times.dt.floor("D") - pd.to_timedelta(times.dt.day_of_week, unit="D")
+
+
+def test_endpoints_and_trace_lengths(log, expected):
+    ev = expected["ev"]
+    firsts, lasts = ev.groupby(CASE)[ACT].first(), ev.groupby(CASE)[ACT].last()
+    got = log.endpoints()
+    for kind, acts in (("start", firsts), ("end", lasts)):
+        rows = got[got["kind"] == kind].set_index("activity")
+        assert rows["cases"].to_dict() == acts.value_counts().to_dict()
+        assert rows["share"].to_dict() == pytest.approx(acts.value_counts(normalize=True).to_dict())
+    lengths = log.trace_lengths().set_index("length")
+    assert lengths["cases"].to_dict() == ev.groupby(CASE).size().value_counts().to_dict()
+
+
+def test_resources_and_handovers(log, expected):
+    ev = expected["ev"]
+    res = "org:resource"
+    got = log.resources().set_index("resource")  # the column found by its name
+    want = ev.groupby(res).agg(events=(CASE, "size"), cases=(CASE, "nunique"), activities=(ACT, "nunique"))
+    assert got[["events", "cases", "activities"]].astype("int64").to_dict("index") == want.to_dict("index")
+    n_cases = ev[CASE].nunique()
+    assert got["involvement"].to_dict() == pytest.approx((want["cases"] / n_cases).to_dict())
+    by_activity = log.resources(by="activity").set_index(["activity", "resource"])
+    assert by_activity["events"].to_dict() == ev.groupby([ACT, res]).size().to_dict()
+    # handovers: each task to the next one of its case (one timestamp per event: every pair is a handover)
+    pairs = pd.DataFrame(
+        {
+            "from": ev[res],
+            "to": ev.groupby(CASE)[res].shift(-1),
+            "case": ev[CASE],
+            "wait": ev.groupby(CASE)["ms"].shift(-1) - ev["ms"],
+        }
+    ).dropna(subset=["to"])
+    grouped = pairs.groupby(["from", "to"])
+    hand = log.handovers()
+    assert {
+        (r.from_resource, r.to_resource): r.handovers for r in hand.itertuples()
+    } == grouped.size().to_dict()
+    cases = grouped["case"].nunique()
+    for r in hand.itertuples():
+        waits = grouped.get_group((r.from_resource, r.to_resource))["wait"]
+        assert r.cases == cases[(r.from_resource, r.to_resource)]
+        assert r.median_wait == q(waits, 0.5)
+    nodes = log.resource_map().all_nodes.set_index("activity")  # a node per resource, START and END
+    assert nodes.loc[want.index, "frequency"].astype("int64").to_dict() == want["events"].to_dict()
+
+
+def test_work_in_progress_dotted_data_and_spectrum(log, expected):
+    ev = expected["ev"]
+    times = ev.groupby(CASE)[TIME].agg(["min", "max"])
+    started = _monday(times["min"]).value_counts()
+    finished = _monday(times["max"]).value_counts()
+    wip = log.work_in_progress().set_index("period")  # P1W
+    assert wip["started"][wip["started"] > 0].to_dict() == started.sort_index().to_dict()
+    assert wip["finished"][wip["finished"] > 0].to_dict() == finished.sort_index().to_dict()
+    weeks = wip.index
+    open_at_end = [int(((_monday(times["min"]) <= w) & (_monday(times["max"]) > w)).sum()) for w in weeks]
+    assert list(wip["open_at_end"]) == open_at_end
+    dots = log.dotted_data().set_index(["period", "activity"])  # P1D
+    day = ev[TIME].dt.floor("D")
+    assert dots["events"].to_dict() == ev.groupby([day, ACT]).size().to_dict()
+    assert dots["cases"].to_dict() == ev.groupby([day, ACT])[CASE].nunique().to_dict()
+    edges = expected["edges"]
+    inner = edges[(edges["source"] != "START") & (edges["target"] != "END")]
+    a, b = inner.groupby(["source", "target"]).size().idxmax()
+    spectrum = log.performance_spectrum(a, b).set_index("period")  # P1W, by the segment's start
+    seg = ev.assign(nxt=ev.groupby(CASE)[ACT].shift(-1), wait=ev.groupby(CASE)["ms"].shift(-1) - ev["ms"])
+    seg = seg[(seg[ACT] == a) & (seg["nxt"] == b)]
+    by_week = seg.groupby(_monday(seg[TIME]))["wait"]
+    assert spectrum["segments"].to_dict() == by_week.size().to_dict()
+    for period, waits in by_week:
+        assert spectrum.loc[period, "median"] == q(waits, 0.5)
