@@ -18,7 +18,7 @@ LATEST_PYTHON ?= 3.13
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: install system-deps lint docs test test-oldest test-latest test-python lock demo lab sandbox bench java-helper clean labextension
+.PHONY: druid druid-stop install system-deps lint docs test test-oldest test-latest test-python lock demo lab sandbox bench java-helper clean labextension
 
 $(UV): requirements/uv.txt
 	rm -rf $(TOOLS)
@@ -67,8 +67,8 @@ system-deps:
 
 # ruff, then mypy (what it checks and how strictly: [tool.mypy] in pyproject.toml).
 lint: install
-	$(BIN)/ruff check pm_notebook tests bench notebooks docs/conf.py conftest.py scripts
-	$(BIN)/ruff format --check pm_notebook tests bench notebooks docs/conf.py conftest.py scripts
+	$(BIN)/ruff check pm_notebook tests bench notebooks docs/conf.py conftest.py scripts druid
+	$(BIN)/ruff format --check pm_notebook tests bench notebooks docs/conf.py conftest.py scripts druid
 	$(BIN)/mypy
 
 # The docs site (Sphinx + MyST-NB): warnings are errors.
@@ -103,6 +103,15 @@ _test-range:
 	  --no-config -e '.[all]'
 	VIRTUAL_ENV=$(RANGE_VENV) $(UV) pip list --format freeze | grep -iE '^(duckdb|pandas|pyarrow|numpy|sqlglot)=='
 	$(RANGE_VENV)/bin/python -X faulthandler -m pytest $(PYTEST_ARGS)
+
+# A real Apache Druid 33.0.0 (druid/cluster.py: jars from Maven Central by druid/pom.xml, checked against
+# druid/jars.sha256; ZooKeeper, Derby, coordinator-overlord, broker, historical, indexer on free loopback ports).
+# Returns once the broker answers SQL; .druid/env then holds PM_DRUID_URL and PM_DRUID_COORDINATOR_URL.
+druid: system-deps
+	$(PYTHON) druid/cluster.py start
+
+druid-stop:
+	$(PYTHON) druid/cluster.py stop
 
 demo: install
 	$(BIN)/python -m pm_notebook.demo

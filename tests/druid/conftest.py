@@ -1,0 +1,104 @@
+"""A real Apache Druid 33.0.0 beside the stand-in, holding the same projects (the differential suite).
+
+* ``druid_cluster`` (session): the broker and coordinator URLs. ``PM_DRUID_URL`` and
+  ``PM_DRUID_COORDINATOR_URL`` name a running cluster (``make druid`` writes them to ``.druid/env``, which is
+  read too); otherwise the session starts one with ``druid/cluster.py`` in its tmp folder and stops it at the
+  end. Java and Maven are part of this machine kind; without them the module is skipped with the reason.
+* ``druid_published`` (session): the fixture sandbox's demo workgroup (the same deterministic rows, rebuilt
+  in-process as ``sandbox_store``) published to that Druid with :mod:`pm_notebook.sandbox.druid_publish`.
+* ``druid_conn`` / ``standin_conn`` (session): pm_notebook connections to the Druid broker (no service in
+  front: its SQL endpoints take no credentials) and to the stand-in's demo workgroup.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load_cluster_module():
+    spec = importlib.util.spec_from_file_location("pm_druid_cluster", ROOT / "druid" / "cluster.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass(frozen=True)
+class DruidCluster:
+    broker: str
+    coordinator: str
+
+
+def _env_cluster() -> DruidCluster | None:
+    values = {k: v for k, v in os.environ.items() if k.startswith("PM_DRUID_")}
+    env_file = ROOT / ".druid" / "env"
+    if "PM_DRUID_URL" not in values and env_file.exists():
+        for line in env_file.read_text().splitlines():
+            key, _, value = line.partition("=")
+            values[key] = value
+    if "PM_DRUID_URL" in values and "PM_DRUID_COORDINATOR_URL" in values:
+        return DruidCluster(values["PM_DRUID_URL"], values["PM_DRUID_COORDINATOR_URL"])
+    return None
+
+
+@pytest.fixture(scope="session")
+def druid_cluster(tmp_path_factory: pytest.TempPathFactory):
+    given = _env_cluster()
+    if given is not None:
+        yield given
+        return
+    missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"a real Druid needs {' and '.join(missing)} (make system-deps installs them)")
+    cluster_module = _load_cluster_module()
+    cluster = cluster_module.Cluster(tmp_path_factory.mktemp("druid"))
+    env = cluster.start()
+    try:
+        yield DruidCluster(env["PM_DRUID_URL"], env["PM_DRUID_COORDINATOR_URL"])
+    finally:
+        cluster.stop(quiet=True)
+
+
+@pytest.fixture(scope="session")
+def druid_published(druid_cluster, sandbox_store):
+    from pm_notebook.sandbox.druid_publish import publish_store
+
+    return publish_store(
+        sandbox_store,
+        coordinator_url=druid_cluster.coordinator,
+        broker_url=druid_cluster.broker,
+        workgroups=["demo"],
+    )
+
+
+@pytest.fixture(scope="session")
+def druid_conn(druid_cluster, druid_published):
+    import pm_notebook
+
+    conn = pm_notebook.connect(
+        "http://127.0.0.1:9",
+        "http://127.0.0.1:9/realms/none",
+        "druid",
+        "druid",
+        f"jdbc:avatica:remote:url={druid_cluster.broker}/druid/v2/sql/avatica/",
+        use_keyring=False,
+    )
+    yield conn
+    conn.close()
+
+
+@pytest.fixture(scope="session")
+def standin_conn(sandbox, connect_workgroup):
+    conn = connect_workgroup(sandbox, "demo")
+    yield conn
+    conn.close()
