@@ -25,8 +25,9 @@ from ..access import Catalog
 from ..errors import SqlError
 from ..types import duckdb_to_druid
 from . import timefns
+from .integers import INTEGER_ARGS
 from .multivalue import MultiValue
-from .templates import literal_str, tmpl
+from .templates import literal_str, operand, tmpl
 
 __all__ = ["FUNCTIONS", "SAME", "UNSUPPORTED", "DruidFunction", "Rewriter"]
 
@@ -75,9 +76,41 @@ def _contains(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
 
 
 def _truncate(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
+    """``TRUNCATE(x[, digits])`` as Druid computes it: ``x * 10^digits`` in DOUBLE, cut to a long, divided
+    by ``10^digits``; of an integer the answer is an integer (Druid's type is the argument's, ARG0, and
+    the DOUBLE is cut to a long again on the way out)."""
     if len(a) == 1:
         return tmpl("trunc(__A__)", A=a[0])
-    return tmpl("trunc(__A__ * pow(10, __B__)) / pow(10, __B__)", A=a[0], B=a[1])
+    cut = tmpl("trunc(__A__ * pow(10, __B__)) / pow(10, __B__)", A=a[0], B=a[1])
+    return tmpl("CAST(trunc(__A__) AS BIGINT)", A=cut) if node.meta.get(INTEGER_ARGS) else cut
+
+
+def _div(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
+    """``DIV(x, y)``: the quotient truncated toward zero, a BIGINT (Druid's ``x / y`` on longs, else
+    ``(long) (x / y)``); by an integer zero the query fails, as Druid's ArithmeticException does."""
+    _arity("DIV", a, 2)
+    if node.meta.get(INTEGER_ARGS):
+        return tmpl("CAST(__A__ // __B__ AS BIGINT)", A=a[0], B=a[1])
+    return tmpl("CAST(trunc(__A__ / __B__) AS BIGINT)", A=a[0], B=a[1])
+
+
+def _safe_divide(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
+    """``SAFE_DIVIDE(x, y)`` as Druid's ``safe_divide``: of integers the truncated quotient, NULL when
+    ``y`` is 0; otherwise the DOUBLE quotient, and when ``y`` is 0 (or NaN) 0.0 if ``x`` is 0, else NULL."""
+    _arity("SAFE_DIVIDE", a, 2)
+    if node.meta.get(INTEGER_ARGS):
+        return tmpl("__A__ // NULLIF(__B__, 0)", A=a[0], B=a[1])
+    return tmpl(
+        "CASE WHEN __B__ = 0 OR isnan(CAST(__B__ AS DOUBLE)) THEN CASE WHEN __A__ = 0 THEN 0.0 END "
+        "ELSE CAST(__A__ AS DOUBLE) / CAST(__B__ AS DOUBLE) END",
+        A=a[0],
+        B=a[1],
+    )
+
+
+def _arity(name: str, a: list[exp.Expr], n: int) -> None:
+    if len(a) != n:
+        raise SqlError(f"Invalid number of arguments to function '{name}'. Was expecting {n} arguments")
 
 
 def _pad(fn: str) -> Handler:
@@ -186,15 +219,16 @@ def _entries() -> list[DruidFunction]:
         ),
         ("TRUNCATE", s, _N, _truncate),
         ("TRUNC", s, _N, _truncate),
-        ("MOD", s, _N, "(__A__ % __B__)"),
-        ("DIV", s, _N, "CAST(__A__ // __B__ AS BIGINT)"),
-        ("SAFE_DIVIDE", s, _N, "CASE WHEN __B__ = 0 THEN NULL ELSE __A__ / __B__ END"),
-        ("BITWISE_AND", s, _N, "(CAST(__A__ AS BIGINT) & CAST(__B__ AS BIGINT))"),
-        ("BITWISE_OR", s, _N, "(CAST(__A__ AS BIGINT) | CAST(__B__ AS BIGINT))"),
-        ("BITWISE_XOR", s, _N, "xor(CAST(__A__ AS BIGINT), CAST(__B__ AS BIGINT))"),
-        ("BITWISE_COMPLEMENT", s, _N, "(~CAST(__A__ AS BIGINT))"),
-        ("BITWISE_SHIFT_LEFT", s, _N, "(CAST(__A__ AS BIGINT) << CAST(__B__ AS BIGINT))"),
-        ("BITWISE_SHIFT_RIGHT", s, _N, "(CAST(__A__ AS BIGINT) >> CAST(__B__ AS BIGINT))"),
+        ("MOD", s, _N, "__A__ % __B__"),
+        ("DIV", s, _N, _div),
+        ("SAFE_DIVIDE", s, _N, _safe_divide),
+        # Druid casts a DOUBLE to a long by truncation (Java's cast); DuckDB's CAST rounds, hence trunc()
+        ("BITWISE_AND", s, _N, "CAST(trunc(__A__) AS BIGINT) & CAST(trunc(__B__) AS BIGINT)"),
+        ("BITWISE_OR", s, _N, "CAST(trunc(__A__) AS BIGINT) | CAST(trunc(__B__) AS BIGINT)"),
+        ("BITWISE_XOR", s, _N, "xor(CAST(trunc(__A__) AS BIGINT), CAST(trunc(__B__) AS BIGINT))"),
+        ("BITWISE_COMPLEMENT", s, _N, "~CAST(trunc(__A__) AS BIGINT)"),
+        ("BITWISE_SHIFT_LEFT", s, _N, "CAST(trunc(__A__) AS BIGINT) << CAST(trunc(__B__) AS BIGINT)"),
+        ("BITWISE_SHIFT_RIGHT", s, _N, "CAST(trunc(__A__) AS BIGINT) >> CAST(trunc(__B__) AS BIGINT)"),
         ("BITWISE_CONVERT_DOUBLE_TO_LONG_BITS", s, _N, UNSUPPORTED),
         ("BITWISE_CONVERT_LONG_BITS_TO_DOUBLE", s, _N, UNSUPPORTED),
         ("HUMAN_READABLE_BINARY_BYTE_FORMAT", s, _N, UNSUPPORTED),
@@ -416,8 +450,11 @@ class Rewriter:
             if new is not node:
                 if node is tree:
                     tree = new
+                elif isinstance(node.parent, exp.Window | exp.Filter) and node.arg_key == "this":
+                    node.replace(new)  # the call of ``f(...) OVER (...)``/``FILTER (...)`` stays a call
                 else:
-                    node.replace(new)
+                    # the rewrite takes the call's place as one operand: 2 / TRUNCATE(x, 1) keeps its order
+                    node.replace(operand(new))
         return tree
 
     def _node(self, node: exp.Expr) -> exp.Expr:
