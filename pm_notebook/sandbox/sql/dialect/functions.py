@@ -169,20 +169,50 @@ def _string_agg(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     return tmpl("string_agg(__A__, __B__)", A=a[0], B=a[1])
 
 
+# Java's long << (Druid's): the distance taken modulo 64, the product wrapped to 64 bits, negative numbers
+# too (DuckDB's << refuses a negative number and an overflow); computed in HUGEINT, then wrapped
+_SHIFT_LEFT = (
+    "CAST((CAST(trunc(__A__) AS HUGEINT) * (CAST(1 AS HUGEINT) << (CAST(trunc(__B__) AS BIGINT) & 63)) "
+    "% 18446744073709551616 + 27670116110564327424) % 18446744073709551616 - 9223372036854775808 AS BIGINT)"
+)
+# IPV4_PARSE: four decimal octets, each at most 255, else NULL (Druid's "returns null if addr is not a
+# valid IPv4 address"); IPV4_STRINGIFY: NULL outside 0 .. 2^32 - 1
+_OCTET = "(0|[1-9][0-9]{0,2})"
 _IPV4_PARSE = (
-    "CASE WHEN regexp_full_match(__A__, '\\d+\\.\\d+\\.\\d+\\.\\d+') THEN "
-    "TRY_CAST(split_part(__A__, '.', 1) AS BIGINT) * 16777216 "
-    "+ TRY_CAST(split_part(__A__, '.', 2) AS BIGINT) "
-    "* 65536 + TRY_CAST(split_part(__A__, '.', 3) AS BIGINT) * 256 + TRY_CAST(split_part(__A__, '.', 4) AS "
-    "BIGINT) END"
+    f"CASE WHEN regexp_full_match(__A__, '{_OCTET}\\.{_OCTET}\\.{_OCTET}\\.{_OCTET}') "
+    "AND list_max(list_transform(string_split(__A__, '.'), o -> CAST(o AS BIGINT))) <= 255 THEN "
+    "CAST(split_part(__A__, '.', 1) AS BIGINT) * 16777216 + CAST(split_part(__A__, '.', 2) AS BIGINT) "
+    "* 65536 + CAST(split_part(__A__, '.', 3) AS BIGINT) * 256 + CAST(split_part(__A__, '.', 4) AS BIGINT) END"
 )
 _IPV4_STRINGIFY = (
+    "CASE WHEN __A__ BETWEEN 0 AND 4294967295 THEN "
     "concat(CAST(__A__ // 16777216 % 256 AS VARCHAR), '.', CAST(__A__ // 65536 % 256 AS VARCHAR), '.', "
-    "CAST(__A__ // 256 % 256 AS VARCHAR), '.', CAST(__A__ % 256 AS VARCHAR))"
+    "CAST(__A__ // 256 % 256 AS VARCHAR), '.', CAST(__A__ % 256 AS VARCHAR)) END"
 )
 _LIST_LEN = "CAST(len(__A__) AS BIGINT)"
 _OFFSET_OF = "CAST(NULLIF(list_position(__A__, __B__), 0) - 1 AS BIGINT)"
 _ORDINAL_OF = "CAST(NULLIF(list_position(__A__, __B__), 0) AS BIGINT)"
+# an element by its 0-based offset or 1-based ordinal: NULL out of range (DuckDB counts negative indexes
+# from the end, Druid answers NULL; index 0 is NULL in DuckDB); the array is evaluated in any case, as in
+# Druid. list_extract, not [ ]: sqlglot re-bases a [ ] index that it copies into another one.
+_OFFSET = "list_extract(__A__, CASE WHEN __B__ >= 0 THEN __B__ + 1 ELSE 0 END)"
+_ORDINAL = "list_extract(__A__, CASE WHEN __B__ >= 1 THEN __B__ ELSE 0 END)"
+
+
+def _slice(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
+    """``ARRAY_SLICE(arr, start[, end])``: Druid's ``Arrays.copyOfRange`` from the 0-based ``start`` to
+    ``end`` (exclusive, default the length; past the end the slice is padded with NULLs); NULL when
+    ``start`` is negative, past the length or past ``end``."""
+    if len(a) not in (2, 3):
+        raise SqlError(f"Invalid number of arguments to function '{str(node.this).upper()}'.")
+    end = a[2] if len(a) > 2 else tmpl("len(__A__)", A=a[0])
+    return tmpl(
+        "CASE WHEN __B__ < 0 OR __B__ > len(__A__) OR __B__ > __C__ THEN NULL "
+        "ELSE list_resize(list_slice(__A__, __B__ + 1, __C__), __C__ - __B__) END",
+        A=a[0],
+        B=a[1],
+        C=end,
+    )
 
 
 def _identity(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
@@ -227,8 +257,8 @@ def _entries() -> list[DruidFunction]:
         ("BITWISE_OR", s, _N, "CAST(trunc(__A__) AS BIGINT) | CAST(trunc(__B__) AS BIGINT)"),
         ("BITWISE_XOR", s, _N, "xor(CAST(trunc(__A__) AS BIGINT), CAST(trunc(__B__) AS BIGINT))"),
         ("BITWISE_COMPLEMENT", s, _N, "~CAST(trunc(__A__) AS BIGINT)"),
-        ("BITWISE_SHIFT_LEFT", s, _N, "CAST(trunc(__A__) AS BIGINT) << CAST(trunc(__B__) AS BIGINT)"),
-        ("BITWISE_SHIFT_RIGHT", s, _N, "CAST(trunc(__A__) AS BIGINT) >> CAST(trunc(__B__) AS BIGINT)"),
+        ("BITWISE_SHIFT_LEFT", s, _N, _SHIFT_LEFT),
+        ("BITWISE_SHIFT_RIGHT", s, _N, "CAST(trunc(__A__) AS BIGINT) >> (CAST(trunc(__B__) AS BIGINT) & 63)"),
         ("BITWISE_CONVERT_DOUBLE_TO_LONG_BITS", s, _N, UNSUPPORTED),
         ("BITWISE_CONVERT_LONG_BITS_TO_DOUBLE", s, _N, UNSUPPORTED),
         ("HUMAN_READABLE_BINARY_BYTE_FORMAT", s, _N, UNSUPPORTED),
@@ -322,8 +352,8 @@ def _entries() -> list[DruidFunction]:
         # --- arrays
         ("ARRAY", s, _AR, SAME),
         ("ARRAY_LENGTH", s, _AR, _LIST_LEN),
-        ("ARRAY_OFFSET", s, _AR, "__A__[__B__ + 1]"),
-        ("ARRAY_ORDINAL", s, _AR, "__A__[__B__]"),
+        ("ARRAY_OFFSET", s, _AR, _OFFSET),
+        ("ARRAY_ORDINAL", s, _AR, _ORDINAL),
         ("ARRAY_CONTAINS", s, _AR, _contains),
         ("ARRAY_OVERLAP", s, _AR, "list_has_any(__A__, __B__)"),
         ("SCALAR_IN_ARRAY", s, _AR, "list_contains(__B__, __A__)"),
@@ -332,7 +362,7 @@ def _entries() -> list[DruidFunction]:
         ("ARRAY_PREPEND", s, _AR, "list_prepend(__A__, __B__)"),
         ("ARRAY_APPEND", s, _AR, "list_append(__A__, __B__)"),
         ("ARRAY_CONCAT", s, _AR, "list_concat(__A__, __B__)"),
-        ("ARRAY_SLICE", s, _AR, "list_slice(__A__, __B__ + 1, __C__)"),
+        ("ARRAY_SLICE", s, _AR, _slice),
         ("ARRAY_TO_STRING", s, _AR, "array_to_string(__A__, __B__)"),
         ("STRING_TO_ARRAY", s, _AR, "string_split(__A__, __B__)"),
         ("ARRAY_TO_MV", s, _AR, _identity),
@@ -340,8 +370,8 @@ def _entries() -> list[DruidFunction]:
         ("MV_FILTER_ONLY", s, _MV, "list_intersect(__A__, __B__)"),
         ("MV_FILTER_NONE", s, _MV, UNSUPPORTED),
         ("MV_LENGTH", s, _MV, _LIST_LEN),
-        ("MV_OFFSET", s, _MV, "__A__[__B__ + 1]"),
-        ("MV_ORDINAL", s, _MV, "__A__[__B__]"),
+        ("MV_OFFSET", s, _MV, _OFFSET),
+        ("MV_ORDINAL", s, _MV, _ORDINAL),
         ("MV_CONTAINS", s, _MV, _contains),
         ("MV_OVERLAP", s, _MV, "list_has_any(__A__, __B__)"),
         ("MV_OFFSET_OF", s, _MV, _OFFSET_OF),
@@ -349,7 +379,7 @@ def _entries() -> list[DruidFunction]:
         ("MV_PREPEND", s, _MV, "list_prepend(__A__, __B__)"),
         ("MV_APPEND", s, _MV, "list_append(__A__, __B__)"),
         ("MV_CONCAT", s, _MV, "list_concat(__A__, __B__)"),
-        ("MV_SLICE", s, _MV, "list_slice(__A__, __B__ + 1, __C__)"),
+        ("MV_SLICE", s, _MV, _slice),
         ("STRING_TO_MV", s, _MV, "string_split(__A__, __B__)"),
         ("MV_TO_STRING", s, _MV, "array_to_string(__A__, __B__)"),
         ("MV_TO_ARRAY", s, _MV, _identity),

@@ -39,6 +39,11 @@ _INT_FUNCS = {
     "BITWISE_COMPLEMENT",
     "BITWISE_SHIFT_LEFT",
     "BITWISE_SHIFT_RIGHT",
+    "IPV4_PARSE",
+    "ARRAY_OFFSET_OF",
+    "ARRAY_ORDINAL_OF",
+    "MV_OFFSET_OF",
+    "MV_ORDINAL_OF",
     "CHAR_LENGTH",
     "CHARACTER_LENGTH",
 }
@@ -84,6 +89,9 @@ def _is_int(node: exp.Expr | None, catalog: Catalog) -> bool:
             return all(_is_int(a, catalog) for a in node.expressions)
         if name in ("TRUNCATE", "TRUNC"):  # the type of its first argument (ARG0)
             return bool(node.expressions) and _is_int(node.expressions[0], catalog)
+        if name in ("ARRAY_OFFSET", "ARRAY_ORDINAL"):  # an element of an ARRAY[...] of integers
+            array = node.expressions[0] if node.expressions else None
+            return isinstance(array, exp.Array) and all(_is_int(e, catalog) for e in array.expressions)
         return name in _INT_FUNCS
     if isinstance(node, exp.Column):
         return duckdb_to_druid(_column_type(node, catalog) or "") == "BIGINT"
