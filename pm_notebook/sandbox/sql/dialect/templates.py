@@ -14,9 +14,13 @@ from sqlglot import exp
 from ..errors import SqlError
 
 #: nodes that are one operand as they stand: names, literals, parameters, calls and the postfix forms of a
-#: call (``OVER``, ``FILTER``, ``[i]``), and anything already in parentheses
+#: call (``OVER``, ``FILTER``, ``[i]``), anything already in parentheses, and what only a call's argument
+#: list holds (``DISTINCT x``, a keyword such as a time unit)
 _ATOMIC = (
     exp.Column,
+    exp.Var,
+    exp.Identifier,
+    exp.Distinct,
     exp.Placeholder,
     exp.Parameter,
     exp.Null,
