@@ -111,9 +111,7 @@ _PROBES = ("__A__", "__B__", "__C__", "__D__")
 
 def _applies_operator(tree: exp.Expr) -> bool:
     """Whether an operator of *tree* has a placeholder argument among its operands."""
-    return any(
-        any(c.name in _PROBES for c in op.find_all(exp.Column)) for op in tree.find_all(*_OPERATORS)
-    )
+    return any(any(c.name in _PROBES for c in op.find_all(exp.Column)) for op in tree.find_all(*_OPERATORS))
 
 
 def _rewrites(name: str, rewrite: Callable[[exp.Expr, list[exp.Expr]], exp.Expr]) -> list[exp.Expr]:
@@ -428,9 +426,8 @@ def _ipv4_parse(d: Draw) -> E:
     octets = [str(d.integer(0, 300)) for _ in range(4)]
     text = ".".join(octets)
     cut = d.integer(1, len(text) - 1)
-    value = (
-        sum(int(o) << (8 * (3 - i)) for i, o in enumerate(octets)) if all(int(o) <= 255 for o in octets) else None
-    )
+    valid = all(int(o) <= 255 for o in octets)
+    value = sum(int(o) << (8 * (3 - i)) for i, o in enumerate(octets)) if valid else None
     return E(f"IPV4_PARSE('{text[:cut]}' || '{text[cut:]}')", "LONG", value)
 
 
@@ -447,9 +444,7 @@ def _millisecond(d: Draw, depth: int) -> E:
     a = long_expr(d, depth - 1)
     if isinstance(a.value, int) and abs(a.value) >= 10**14:
         raise Unmodelled("an instant past DuckDB's timestamps (year 5000 and more): not arithmetic")
-    return _apply(
-        f"TIME_EXTRACT(MILLIS_TO_TIMESTAMP({a.sql}), 'MILLISECOND')", "LONG", lambda v: v % 1000, a
-    )
+    return _apply(f"TIME_EXTRACT(MILLIS_TO_TIMESTAMP({a.sql}), 'MILLISECOND')", "LONG", lambda v: v % 1000, a)
 
 
 def _call(d: Draw, depth: int, name: str, double: bool) -> E:

@@ -110,25 +110,29 @@ def test_the_exported_corpus_answers_as_druid(db, case):
 
 
 @pytest.mark.parametrize(
-    ("sql", "want"),
+    ("sql", "rows"),
     [
-        ("SELECT 2 / TRUNCATE(7.0, 1)", 2 / 7.0),  # a rewritten call is one operand where it stands
-        ("SELECT -MOD(7, 3)", -1),
-        ("SELECT MOD(-7, 3), DIV(-7, 2)", None),
-        ("SELECT SAFE_DIVIDE(7, 0), SAFE_DIVIDE(0.0, 0), SAFE_DIVIDE(1.5, 0)", None),
+        ("SELECT 2 / TRUNCATE(7.0, 1)", [(2 / 7.0,)]),  # a rewritten call is one operand where it stands
+        ("SELECT -MOD(7, 3), 10 - DIV(7, 2) * 2", [(-1, 4)]),
+        ("SELECT MOD(-7, 3), DIV(-7, 2), SAFE_DIVIDE(-7, 2), -7 / 2", [(-1, -3, -3, -3)]),
+        ("SELECT SAFE_DIVIDE(7, 0), SAFE_DIVIDE(0.0, 0), SAFE_DIVIDE(1.5, 0)", [(None, 0.0, None)]),
+        ("SELECT DIV(7.5, 2), DIV(-7.5, 2), BITWISE_AND(2.7, 3)", [(3, -3, 2)]),  # cut, not rounded
+        ("SELECT ARRAY_OFFSET(ARRAY[1, 2, 3], 0 - 1), ARRAY_ORDINAL(ARRAY[1, 2, 3], 1 - 1)", [(None, None)]),
     ],
 )
-def test_rewritten_calls_keep_their_place_and_druids_signs(db, sql, want):
-    rows = db.execute(translate(sql, NO_TABLES).sql).fetchall()
-    if sql.startswith("SELECT MOD(-7"):
-        assert rows == [(-1, -3)]  # the dividend's sign; truncation toward zero
-    elif sql.startswith("SELECT SAFE_DIVIDE"):
-        assert rows == [(None, 0.0, None)]
-    else:
-        assert rows == [(want,)]
+def test_rewritten_calls_keep_their_place_and_druids_rounding(db, sql, rows):
+    assert db.execute(translate(sql, NO_TABLES).sql).fetchall() == rows
 
 
-@pytest.mark.parametrize(("sql", "value", "native", "sql_type"), ISSUE_EXAMPLES, ids=[e[0] for e in ISSUE_EXAMPLES])
+@pytest.mark.parametrize("sql", ["SELECT DIV(7, 0)", "SELECT MOD(7 + 1, 2 - 2)", "SELECT 1 / (3 - 3)"])
+def test_an_integer_division_by_zero_fails_as_in_druid(db, sql):
+    message, native = stand_in(db, sql)
+    assert native is None and "/ by zero" in message and "TRY(" not in message
+
+
+@pytest.mark.parametrize(
+    ("sql", "value", "native", "sql_type"), ISSUE_EXAMPLES, ids=[e[0] for e in ISSUE_EXAMPLES]
+)
 def test_the_issue_examples_answer_as_druid_33(druid, sql, value, native, sql_type):
     r = druid(sql, resultFormat="array", header=True, typesHeader=True, sqlTypesHeader=True)
     assert r.status_code == 200, r.text

@@ -182,7 +182,8 @@ _IPV4_PARSE = (
     f"CASE WHEN regexp_full_match(__A__, '{_OCTET}\\.{_OCTET}\\.{_OCTET}\\.{_OCTET}') "
     "AND list_max(list_transform(string_split(__A__, '.'), o -> CAST(o AS BIGINT))) <= 255 THEN "
     "CAST(split_part(__A__, '.', 1) AS BIGINT) * 16777216 + CAST(split_part(__A__, '.', 2) AS BIGINT) "
-    "* 65536 + CAST(split_part(__A__, '.', 3) AS BIGINT) * 256 + CAST(split_part(__A__, '.', 4) AS BIGINT) END"
+    "* 65536 + CAST(split_part(__A__, '.', 3) AS BIGINT) * 256 "
+    "+ CAST(split_part(__A__, '.', 4) AS BIGINT) END"
 )
 _IPV4_STRINGIFY = (
     "CASE WHEN __A__ BETWEEN 0 AND 4294967295 THEN "
