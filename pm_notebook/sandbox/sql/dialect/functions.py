@@ -6,7 +6,8 @@ a call to any other name is refused before DuckDB sees the query (see :mod:`.str
 how the call becomes DuckDB SQL:
 
 * ``SAME`` — DuckDB has the function under the same name and meaning (sqlglot generates it);
-* a template string — a one-line DuckDB expression over ``__A__``, ``__B__``, ``__C__`` (the arguments);
+* a template string — a one-line DuckDB expression over ``__A__``, ``__B__``, ``__C__`` (the arguments,
+  each spliced in as one operand by :func:`.templates.tmpl`: ``MOD(7 + 5, 10)`` is ``(7 + 5) % 10``);
 * a handler — ``(call, args) -> expression`` for calls whose translation depends on their arguments;
 * ``UNSUPPORTED`` — real Druid SQL the sandbox cannot serve (refused with an ``UNSUPPORTED`` error).
 
