@@ -83,6 +83,13 @@ def from_duckdb(kind: str, message: str, sql: str) -> SqlError:
     m = re.search(r"Cannot compare values of type (\S+) and (?:type )?(\S+)", text)
     if m:
         return invalid_sql(f"Cannot apply '=' to arguments of type '<{m.group(1)}> = <{m.group(2)}>'")
+    if "Division by zero" in text:
+        # an integer DIV, MOD or / by 0: Druid's long arithmetic throws Java's ArithmeticException
+        return SqlError(
+            "Query failed while running: / by zero (an integer division or MOD by 0; "
+            "SAFE_DIVIDE(x, y) answers NULL for y = 0).",
+            "runtime",
+        )
     if kind in ("BinderException", "CatalogException", "ParserException"):
         return invalid_sql(f"SQL is not valid: {text}")
     if kind in (

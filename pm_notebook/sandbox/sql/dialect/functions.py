@@ -6,7 +6,8 @@ a call to any other name is refused before DuckDB sees the query (see :mod:`.str
 how the call becomes DuckDB SQL:
 
 * ``SAME`` — DuckDB has the function under the same name and meaning (sqlglot generates it);
-* a template string — a one-line DuckDB expression over ``__A__``, ``__B__``, ``__C__`` (the arguments);
+* a template string — a one-line DuckDB expression over ``__A__``, ``__B__``, ``__C__`` (the arguments,
+  each spliced in as one operand by :func:`.templates.tmpl`: ``MOD(7 + 5, 10)`` is ``(7 + 5) % 10``);
 * a handler — ``(call, args) -> expression`` for calls whose translation depends on their arguments;
 * ``UNSUPPORTED`` — real Druid SQL the sandbox cannot serve (refused with an ``UNSUPPORTED`` error).
 
@@ -25,8 +26,9 @@ from ..access import Catalog
 from ..errors import SqlError
 from ..types import duckdb_to_druid
 from . import timefns
+from .integers import INTEGER_ARGS
 from .multivalue import MultiValue
-from .templates import literal_str, tmpl
+from .templates import literal_str, operand, tmpl
 
 __all__ = ["FUNCTIONS", "SAME", "UNSUPPORTED", "DruidFunction", "Rewriter"]
 
@@ -75,9 +77,41 @@ def _contains(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
 
 
 def _truncate(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
+    """``TRUNCATE(x[, digits])`` as Druid computes it: ``x * 10^digits`` in DOUBLE, cut to a long, divided
+    by ``10^digits``; of an integer the answer is an integer (Druid's type is the argument's, ARG0, and
+    the DOUBLE is cut to a long again on the way out)."""
     if len(a) == 1:
         return tmpl("trunc(__A__)", A=a[0])
-    return tmpl("trunc(__A__ * pow(10, __B__)) / pow(10, __B__)", A=a[0], B=a[1])
+    cut = tmpl("trunc(__A__ * pow(10, __B__)) / pow(10, __B__)", A=a[0], B=a[1])
+    return tmpl("CAST(trunc(__A__) AS BIGINT)", A=cut) if node.meta.get(INTEGER_ARGS) else cut
+
+
+def _div(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
+    """``DIV(x, y)``: the quotient truncated toward zero, a BIGINT (Druid's ``x / y`` on longs, else
+    ``(long) (x / y)``); by an integer zero the query fails, as Druid's ArithmeticException does."""
+    _arity("DIV", a, 2)
+    if node.meta.get(INTEGER_ARGS):
+        return tmpl("CAST(__A__ // __B__ AS BIGINT)", A=a[0], B=a[1])
+    return tmpl("CAST(trunc(__A__ / __B__) AS BIGINT)", A=a[0], B=a[1])
+
+
+def _safe_divide(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
+    """``SAFE_DIVIDE(x, y)`` as Druid's ``safe_divide``: of integers the truncated quotient, NULL when
+    ``y`` is 0; otherwise the DOUBLE quotient, and when ``y`` is 0 (or NaN) 0.0 if ``x`` is 0, else NULL."""
+    _arity("SAFE_DIVIDE", a, 2)
+    if node.meta.get(INTEGER_ARGS):
+        return tmpl("__A__ // NULLIF(__B__, 0)", A=a[0], B=a[1])
+    return tmpl(
+        "CASE WHEN __B__ = 0 OR isnan(CAST(__B__ AS DOUBLE)) THEN CASE WHEN __A__ = 0 THEN 0.0 END "
+        "ELSE CAST(__A__ AS DOUBLE) / CAST(__B__ AS DOUBLE) END",
+        A=a[0],
+        B=a[1],
+    )
+
+
+def _arity(name: str, a: list[exp.Expr], n: int) -> None:
+    if len(a) != n:
+        raise SqlError(f"Invalid number of arguments to function '{name}'. Was expecting {n} arguments")
 
 
 def _pad(fn: str) -> Handler:
@@ -136,20 +170,51 @@ def _string_agg(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     return tmpl("string_agg(__A__, __B__)", A=a[0], B=a[1])
 
 
+# Java's long << (Druid's): the distance taken modulo 64, the product wrapped to 64 bits, negative numbers
+# too (DuckDB's << refuses a negative number and an overflow); computed in HUGEINT, then wrapped
+_SHIFT_LEFT = (
+    "CAST((CAST(trunc(__A__) AS HUGEINT) * (CAST(1 AS HUGEINT) << (CAST(trunc(__B__) AS BIGINT) & 63)) "
+    "% 18446744073709551616 + 27670116110564327424) % 18446744073709551616 - 9223372036854775808 AS BIGINT)"
+)
+# IPV4_PARSE: four decimal octets, each at most 255, else NULL (Druid's "returns null if addr is not a
+# valid IPv4 address"); IPV4_STRINGIFY: NULL outside 0 .. 2^32 - 1
+_OCTET = "(0|[1-9][0-9]{0,2})"
 _IPV4_PARSE = (
-    "CASE WHEN regexp_full_match(__A__, '\\d+\\.\\d+\\.\\d+\\.\\d+') THEN "
-    "TRY_CAST(split_part(__A__, '.', 1) AS BIGINT) * 16777216 "
-    "+ TRY_CAST(split_part(__A__, '.', 2) AS BIGINT) "
-    "* 65536 + TRY_CAST(split_part(__A__, '.', 3) AS BIGINT) * 256 + TRY_CAST(split_part(__A__, '.', 4) AS "
-    "BIGINT) END"
+    f"CASE WHEN regexp_full_match(__A__, '{_OCTET}\\.{_OCTET}\\.{_OCTET}\\.{_OCTET}') "
+    "AND list_max(list_transform(string_split(__A__, '.'), o -> CAST(o AS BIGINT))) <= 255 THEN "
+    "CAST(split_part(__A__, '.', 1) AS BIGINT) * 16777216 + CAST(split_part(__A__, '.', 2) AS BIGINT) "
+    "* 65536 + CAST(split_part(__A__, '.', 3) AS BIGINT) * 256 "
+    "+ CAST(split_part(__A__, '.', 4) AS BIGINT) END"
 )
 _IPV4_STRINGIFY = (
+    "CASE WHEN __A__ BETWEEN 0 AND 4294967295 THEN "
     "concat(CAST(__A__ // 16777216 % 256 AS VARCHAR), '.', CAST(__A__ // 65536 % 256 AS VARCHAR), '.', "
-    "CAST(__A__ // 256 % 256 AS VARCHAR), '.', CAST(__A__ % 256 AS VARCHAR))"
+    "CAST(__A__ // 256 % 256 AS VARCHAR), '.', CAST(__A__ % 256 AS VARCHAR)) END"
 )
 _LIST_LEN = "CAST(len(__A__) AS BIGINT)"
 _OFFSET_OF = "CAST(NULLIF(list_position(__A__, __B__), 0) - 1 AS BIGINT)"
 _ORDINAL_OF = "CAST(NULLIF(list_position(__A__, __B__), 0) AS BIGINT)"
+# an element by its 0-based offset or 1-based ordinal: NULL out of range (DuckDB counts negative indexes
+# from the end, Druid answers NULL; index 0 is NULL in DuckDB); the array is evaluated in any case, as in
+# Druid. list_extract, not [ ]: sqlglot re-bases a [ ] index that it copies into another one.
+_OFFSET = "list_extract(__A__, CASE WHEN __B__ >= 0 THEN __B__ + 1 ELSE 0 END)"
+_ORDINAL = "list_extract(__A__, CASE WHEN __B__ >= 1 THEN __B__ ELSE 0 END)"
+
+
+def _slice(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
+    """``ARRAY_SLICE(arr, start[, end])``: Druid's ``Arrays.copyOfRange`` from the 0-based ``start`` to
+    ``end`` (exclusive, default the length; past the end the slice is padded with NULLs); NULL when
+    ``start`` is negative, past the length or past ``end``."""
+    if len(a) not in (2, 3):
+        raise SqlError(f"Invalid number of arguments to function '{str(node.this).upper()}'.")
+    end = a[2] if len(a) > 2 else tmpl("len(__A__)", A=a[0])
+    return tmpl(
+        "CASE WHEN __B__ < 0 OR __B__ > len(__A__) OR __B__ > __C__ THEN NULL "
+        "ELSE list_resize(list_slice(__A__, __B__ + 1, __C__), __C__ - __B__) END",
+        A=a[0],
+        B=a[1],
+        C=end,
+    )
 
 
 def _identity(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
@@ -186,15 +251,16 @@ def _entries() -> list[DruidFunction]:
         ),
         ("TRUNCATE", s, _N, _truncate),
         ("TRUNC", s, _N, _truncate),
-        ("MOD", s, _N, "(__A__ % __B__)"),
-        ("DIV", s, _N, "CAST(__A__ // __B__ AS BIGINT)"),
-        ("SAFE_DIVIDE", s, _N, "CASE WHEN __B__ = 0 THEN NULL ELSE __A__ / __B__ END"),
-        ("BITWISE_AND", s, _N, "(CAST(__A__ AS BIGINT) & CAST(__B__ AS BIGINT))"),
-        ("BITWISE_OR", s, _N, "(CAST(__A__ AS BIGINT) | CAST(__B__ AS BIGINT))"),
-        ("BITWISE_XOR", s, _N, "xor(CAST(__A__ AS BIGINT), CAST(__B__ AS BIGINT))"),
-        ("BITWISE_COMPLEMENT", s, _N, "(~CAST(__A__ AS BIGINT))"),
-        ("BITWISE_SHIFT_LEFT", s, _N, "(CAST(__A__ AS BIGINT) << CAST(__B__ AS BIGINT))"),
-        ("BITWISE_SHIFT_RIGHT", s, _N, "(CAST(__A__ AS BIGINT) >> CAST(__B__ AS BIGINT))"),
+        ("MOD", s, _N, "__A__ % __B__"),
+        ("DIV", s, _N, _div),
+        ("SAFE_DIVIDE", s, _N, _safe_divide),
+        # Druid casts a DOUBLE to a long by truncation (Java's cast); DuckDB's CAST rounds, hence trunc()
+        ("BITWISE_AND", s, _N, "CAST(trunc(__A__) AS BIGINT) & CAST(trunc(__B__) AS BIGINT)"),
+        ("BITWISE_OR", s, _N, "CAST(trunc(__A__) AS BIGINT) | CAST(trunc(__B__) AS BIGINT)"),
+        ("BITWISE_XOR", s, _N, "xor(CAST(trunc(__A__) AS BIGINT), CAST(trunc(__B__) AS BIGINT))"),
+        ("BITWISE_COMPLEMENT", s, _N, "~CAST(trunc(__A__) AS BIGINT)"),
+        ("BITWISE_SHIFT_LEFT", s, _N, _SHIFT_LEFT),
+        ("BITWISE_SHIFT_RIGHT", s, _N, "CAST(trunc(__A__) AS BIGINT) >> (CAST(trunc(__B__) AS BIGINT) & 63)"),
         ("BITWISE_CONVERT_DOUBLE_TO_LONG_BITS", s, _N, UNSUPPORTED),
         ("BITWISE_CONVERT_LONG_BITS_TO_DOUBLE", s, _N, UNSUPPORTED),
         ("HUMAN_READABLE_BINARY_BYTE_FORMAT", s, _N, UNSUPPORTED),
@@ -288,8 +354,8 @@ def _entries() -> list[DruidFunction]:
         # --- arrays
         ("ARRAY", s, _AR, SAME),
         ("ARRAY_LENGTH", s, _AR, _LIST_LEN),
-        ("ARRAY_OFFSET", s, _AR, "__A__[__B__ + 1]"),
-        ("ARRAY_ORDINAL", s, _AR, "__A__[__B__]"),
+        ("ARRAY_OFFSET", s, _AR, _OFFSET),
+        ("ARRAY_ORDINAL", s, _AR, _ORDINAL),
         ("ARRAY_CONTAINS", s, _AR, _contains),
         ("ARRAY_OVERLAP", s, _AR, "list_has_any(__A__, __B__)"),
         ("SCALAR_IN_ARRAY", s, _AR, "list_contains(__B__, __A__)"),
@@ -298,7 +364,7 @@ def _entries() -> list[DruidFunction]:
         ("ARRAY_PREPEND", s, _AR, "list_prepend(__A__, __B__)"),
         ("ARRAY_APPEND", s, _AR, "list_append(__A__, __B__)"),
         ("ARRAY_CONCAT", s, _AR, "list_concat(__A__, __B__)"),
-        ("ARRAY_SLICE", s, _AR, "list_slice(__A__, __B__ + 1, __C__)"),
+        ("ARRAY_SLICE", s, _AR, _slice),
         ("ARRAY_TO_STRING", s, _AR, "array_to_string(__A__, __B__)"),
         ("STRING_TO_ARRAY", s, _AR, "string_split(__A__, __B__)"),
         ("ARRAY_TO_MV", s, _AR, _identity),
@@ -306,8 +372,8 @@ def _entries() -> list[DruidFunction]:
         ("MV_FILTER_ONLY", s, _MV, "list_intersect(__A__, __B__)"),
         ("MV_FILTER_NONE", s, _MV, UNSUPPORTED),
         ("MV_LENGTH", s, _MV, _LIST_LEN),
-        ("MV_OFFSET", s, _MV, "__A__[__B__ + 1]"),
-        ("MV_ORDINAL", s, _MV, "__A__[__B__]"),
+        ("MV_OFFSET", s, _MV, _OFFSET),
+        ("MV_ORDINAL", s, _MV, _ORDINAL),
         ("MV_CONTAINS", s, _MV, _contains),
         ("MV_OVERLAP", s, _MV, "list_has_any(__A__, __B__)"),
         ("MV_OFFSET_OF", s, _MV, _OFFSET_OF),
@@ -315,7 +381,7 @@ def _entries() -> list[DruidFunction]:
         ("MV_PREPEND", s, _MV, "list_prepend(__A__, __B__)"),
         ("MV_APPEND", s, _MV, "list_append(__A__, __B__)"),
         ("MV_CONCAT", s, _MV, "list_concat(__A__, __B__)"),
-        ("MV_SLICE", s, _MV, "list_slice(__A__, __B__ + 1, __C__)"),
+        ("MV_SLICE", s, _MV, _slice),
         ("STRING_TO_MV", s, _MV, "string_split(__A__, __B__)"),
         ("MV_TO_STRING", s, _MV, "array_to_string(__A__, __B__)"),
         ("MV_TO_ARRAY", s, _MV, _identity),
@@ -416,8 +482,11 @@ class Rewriter:
             if new is not node:
                 if node is tree:
                     tree = new
+                elif isinstance(node.parent, exp.Window | exp.Filter) and node.arg_key == "this":
+                    node.replace(new)  # the call of ``f(...) OVER (...)``/``FILTER (...)`` stays a call
                 else:
-                    node.replace(new)
+                    # the rewrite takes the call's place as one operand: 2 / TRUNCATE(x, 1) keeps its order
+                    node.replace(operand(new))
         return tree
 
     def _node(self, node: exp.Expr) -> exp.Expr:

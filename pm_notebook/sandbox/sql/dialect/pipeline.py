@@ -29,7 +29,7 @@ from ..access import Catalog, check_first_keyword, check_tree
 from ..errors import SqlError, invalid_sql, unexpected_token
 from ..types import duckdb_to_druid
 from .functions import REWRITTEN, Rewriter
-from .integers import integer_division
+from .integers import integer_division, mark_integer_calls
 from .multivalue import unnest_mv_groups
 from .strict import Source, check_depth, check_tokens
 from .strict import check_tree as check_strict_tree
@@ -180,6 +180,7 @@ def _translate(sql: str, catalog: Catalog, windowing: bool) -> Translated:
     _name_expressions(tree)
     param_types = _param_types(tree, catalog, len(params))
     integer_division(tree, catalog)
+    mark_integer_calls(tree, catalog)
     unnest_mv_groups(tree, catalog)
     tree = Rewriter(catalog).rewrite(tree)
     return Translated(

@@ -40,7 +40,7 @@ _PERIOD = re.compile(
 _UNITS = {"SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR", "MILLISECOND", "MICROSECOND"}
 EXTRACT = {
     "EPOCH": "CAST(epoch(__A__) AS BIGINT)",
-    "MILLISECOND": "CAST(epoch_ms(__A__) % 1000 AS BIGINT)",
+    "MILLISECOND": "CAST(millisecond(__A__) % 1000 AS BIGINT)",  # 0..999, before 1970 too
     "SECOND": "second(__A__)",
     "MINUTE": "minute(__A__)",
     "HOUR": "hour(__A__)",
