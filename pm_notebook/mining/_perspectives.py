@@ -248,7 +248,6 @@ class TimeAnswers(LogParts):
         """The segment *source* → *target* (directly follows) over time: per period of the segment's
         start, ``segments`` and the wait's mean/median/p90/min/max; one statement."""
         a, b = _strings((source, target), "performance_spectrum")
-        self._check_activities((a, b), "performance_spectrum")
         iso = period(freq)
         statement = timing_sql.spectrum(self._schema(), self._filters, a, b, iso)
         frame = self._run(statement)

@@ -192,7 +192,6 @@ def test_a_filter_naming_what_the_project_lacks_is_an_error(own_conn, glog):
         (lambda: log.ends_with("Ship", "Shipp"), "'Ship' for 'Shipp'"),
         (lambda: log.eventually_follows("Chek", "Ship"), "'Check'"),
         (lambda: log.completed_only(["Shipped"]), "'Ship'"),
-        (lambda: log.performance_spectrum("Check", "approve"), "'Approve'"),
     ):
         with pytest.raises(SchemaError, match=match):
             call()
