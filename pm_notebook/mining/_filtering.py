@@ -181,8 +181,10 @@ class CaseFilterMethods(LogParts):
 
     def top_variants(self: LogT, coverage: float = 0.8) -> LogT:
         """Keep the cases of the most frequent process variants that together cover at least *coverage*
-        of the cases (ties in frequency by variant key). One statement now, to choose the variants; the
-        filter is then a plain key list on every table."""
+        of the cases; variants with as many cases are taken in the order of their key (deterministic for a
+        log; pm4py's ``filter_variants_top_k`` orders them by activity sequence, descending: the docs show
+        how to keep its cases). One statement now, to choose the variants; the filter is then a plain key
+        list on every table."""
         share = float(coverage)
         if not 0 < share <= 1:
             raise ConfigurationError(f"coverage must lie in (0, 1], got {coverage!r}.")
