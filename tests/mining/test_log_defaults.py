@@ -391,3 +391,21 @@ def test_resource_map_of_1500_resources_opens_on_the_busiest(own_conn):
     explorer = ProcessMapExplorer(pmap)
     assert explorer.activities.value == pytest.approx(pmap.activities)  # the slider holds the default
     assert explorer.activities.step <= 1 / 1500 * 1.5
+
+
+@pytest.mark.parametrize(
+    ("iso", "first", "last", "pandas_freq"),
+    [
+        ("P3M", "2024-10-01", "2025-07-01", "QS-JAN"),
+        ("PT6H", "2025-03-01 18:00", "2025-03-03 06:00", "6h"),
+        ("P2D", "2025-03-01", "2025-03-11", "2D"),  # Druid counts P2D from 1970-01-01: 2025-03-01 is a start
+        ("P1Y", "2020-01-01", "2025-01-01", "YS"),
+        ("PT1M", "2025-03-01 23:58", "2025-03-02 00:03", "min"),
+    ],
+)
+def test_every_period_between_two_floored_starts(iso, first, last, pandas_freq):
+    from pm_notebook.mining._shaping import periods
+
+    start, stop = pd.Timestamp(first, tz="UTC"), pd.Timestamp(last, tz="UTC")
+    assert list(periods(start, stop, iso)) == list(pd.date_range(start, stop, freq=pandas_freq))
+    assert str(periods(start, stop, iso).dtype) == "datetime64[ms, UTC]"
