@@ -67,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--completed", action="store_true", help="completed cases only")
     p.add_argument("--include-excluded", action="store_true", help="keep the excluded cases")
     p.add_argument("--resource", help="resources, handovers: the dimension naming who did each task")
-    p.add_argument("--top", type=int, help="variants, rework: how many rows")
+    p.add_argument("--top", type=_rows, help="variants, rework: how many rows (all: every one)")
     p.add_argument(
         "--by",
         help="variants: process|model; throughput: variant|week|<dimension>; rework: activity|case; "
@@ -82,6 +82,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-h", "--help", action="store_true")
     return p
 
+
+def _rows(text: str) -> int | str:
+    """``--top``: a number of rows, or ``all`` (the answer's ``top=None``)."""
+    return "all" if text.strip().lower() == "all" else int(text)
+
+
+_rows.__name__ = "int or 'all'"  # argparse names the type in its refusal: "invalid int or 'all' value"
 
 PARSER = _parser()
 USAGE = PARSER.format_help()
@@ -176,6 +183,8 @@ class Pm(Magics):
             log = log.completed_only()
         method, options = ANSWERS[args.answer]
         kwargs = {name: getattr(args, name) for name in options if getattr(args, name) is not None}
+        if kwargs.get("top") == "all":
+            kwargs["top"] = None  # every row
         answer: Callable[..., Any] = getattr(log, method)
         started = time.monotonic()
         result = answer(**kwargs)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from ..errors import MissingDependency
+from ..errors import ConfigurationError, MissingDependency
 
 __all__ = ["Chart", "dotted_chart"]
 
@@ -15,7 +16,7 @@ __all__ = ["Chart", "dotted_chart"]
 class Chart:
     """A drawn answer: shows itself in a notebook as a PNG (an SVG of thousands of dots would weigh
     megabytes in a saved notebook), keeps its numbers in :attr:`data` and its matplotlib figure in
-    :attr:`figure` (``chart.figure.savefig("dotted.svg")``)."""
+    :attr:`figure`; :meth:`save` writes it as a file, as a process map's ``save()`` does."""
 
     def __init__(self, figure: Any, data: pd.DataFrame) -> None:
         self.figure = figure
@@ -32,6 +33,15 @@ class Chart:
     def to_svg(self) -> str:
         """The chart as SVG text."""
         return self._render("svg").decode("utf-8")
+
+    def save(self, path: str | Path) -> Path:
+        """Write the chart to *path*: ``.svg``, ``.png`` or ``.pdf`` (by suffix); returns the path."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in (".svg", ".png", ".pdf"):
+            raise ConfigurationError(f"save() writes .svg, .png or .pdf files, not {path.name!r}.")
+        path.write_bytes(self._render(suffix[1:]))
+        return path
 
     def __repr__(self) -> str:
         return f"<Chart: {len(self.data)} bins>"

@@ -8,6 +8,7 @@ stays as it was.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, SchemaError
 from ._filters import (
     AttributeIn,
     CaseDuration,
@@ -35,8 +36,14 @@ from ._filters import (
 from ._schema import Schema
 from ._shaping import LogParts, LogT
 from ._sql import controlflow as controlflow_sql
+from ._sql import events as events_sql
+from ._sql._base import END, START
 
 __all__ = ["CaseFilterMethods"]
+
+#: the most distinct values of a task column read to check a filter's names against (and suggest from);
+#: a column with more is checked by a statement over the named values alone
+VALUES_READ = 10_000
 
 
 class CaseFilterMethods(LogParts):
@@ -87,6 +94,7 @@ class CaseFilterMethods(LogParts):
     def with_activity(self: LogT, name: str) -> LogT:
         """Keep the cases in which activity *name* was executed at least once."""
         (value,) = _strings((name,), "with_activity")
+        self._check_activities((value,), "with_activity")
         return self._add(WithActivity(value))
 
     def completed_only(self: LogT, end_activities: Iterable[str] | None = None) -> LogT:
@@ -106,7 +114,9 @@ class CaseFilterMethods(LogParts):
                     hint='Say which activities end a case: completed_only(["Pay Invoice"]).',
                 )
             return self._add(CompletedByLookup(lookup))
-        return self._add(EndsWith(_strings(tuple(end_activities), "completed_only")))
+        chosen = _strings(tuple(end_activities), "completed_only")
+        self._check_activities(chosen, "completed_only")
+        return self._add(EndsWith(chosen))
 
     def with_excluded(self: LogT, include: bool = True) -> LogT:
         """Include (or, with ``False``, leave out again) the cases of the ``_excluded_cases`` lookup."""
@@ -116,28 +126,36 @@ class CaseFilterMethods(LogParts):
     def directly_follows(self: LogT, source: str, target: str) -> LogT:
         """Keep the cases in which *target* directly follows *source* at least once."""
         a, b = _strings((source, target), "directly_follows")
+        self._check_activities((a, b), "directly_follows", also=(START, END))
         return self._add(DirectlyFollows(a, b))
 
     def eventually_follows(self: LogT, source: str, target: str) -> LogT:
         """Keep the cases in which a *target* task starts no earlier than a *source* task ends."""
         a, b = _strings((source, target), "eventually_follows")
+        self._check_activities((a, b), "eventually_follows")
         return self._add(EventuallyFollows(a, b))
 
     def starts_with(self: LogT, *activities: str) -> LogT:
         """Keep the cases whose first activity is one of *activities*."""
-        return self._add(StartsWith(_strings(activities, "starts_with")))
+        chosen = _strings(activities, "starts_with")
+        self._check_activities(chosen, "starts_with")
+        return self._add(StartsWith(chosen))
 
     def ends_with(self: LogT, *activities: str) -> LogT:
         """Keep the cases whose last activity is one of *activities*."""
-        return self._add(LastActivity(_strings(activities, "ends_with")))
+        chosen = _strings(activities, "ends_with")
+        self._check_activities(chosen, "ends_with")
+        return self._add(LastActivity(chosen))
 
     def without_activity(self: LogT, name: str) -> LogT:
         """Keep the cases in which activity *name* was never executed."""
         (value,) = _strings((name,), "without_activity")
+        self._check_activities((value,), "without_activity")
         return self._add(WithoutActivity(value))
 
     def case_duration(self: LogT, min: Any = None, max: Any = None) -> LogT:  # noqa: A002 - pm4py's names
-        """Keep the cases whose duration lies in ``[min, max]`` (Timedelta, ``"2 days"`` or None)."""
+        """Keep the cases whose duration lies in ``[min, max]``: each a ``Timedelta`` or text with a unit
+        (``"40 s"``, ``"2 days"``), or None; a bare number is refused (its unit would be a guess)."""
         low, high = _duration_ms(min, "min"), _duration_ms(max, "max")
         if low is None and high is None:
             raise ConfigurationError("case_duration() needs min=, max= or both, e.g. max='5 days'.")
@@ -150,18 +168,23 @@ class CaseFilterMethods(LogParts):
         if not isinstance(column, str) or not column.strip():
             raise ConfigurationError(f"attribute() needs a dimension name, got {column!r}.")
         chosen = _strings((values,) if isinstance(values, str) else (tuple(values),), "attribute")
+        quoted = self._schema().dimension("vertex", column)
+        self._check_named(quoted, chosen, f"value of {column!r}", "attribute")
         return self._add(AttributeIn(column, chosen))
 
     def with_resource(self: LogT, *resources: str) -> LogT:
         """Keep the cases in which one of *resources* did at least one task."""
         chosen = _strings(resources, "with_resource")
+        self._check_named(self._resource(), chosen, "resource", "with_resource")
         column = self._resource().strip('"').replace('""', '"')
         return self._add(AttributeIn(column, chosen, what="resource"))
 
     def top_variants(self: LogT, coverage: float = 0.8) -> LogT:
         """Keep the cases of the most frequent process variants that together cover at least *coverage*
-        of the cases (ties in frequency by variant key). One statement now, to choose the variants; the
-        filter is then a plain key list on every table."""
+        of the cases; variants with as many cases are taken in the order of their key (deterministic for a
+        log; pm4py's ``filter_variants_top_k`` orders them by activity sequence, descending: the docs show
+        how to keep its cases). One statement now, to choose the variants; the filter is then a plain key
+        list on every table."""
         share = float(coverage)
         if not 0 < share <= 1:
             raise ConfigurationError(f"coverage must lie in (0, 1], got {coverage!r}.")
@@ -172,8 +195,72 @@ class CaseFilterMethods(LogParts):
         keys = tuple(str(k) for k in frame["variant"].head(keep))
         return self._add(TopVariants(keys, share))
 
+    # --- the names a filter is given: values the project has -----------------------------------------------
+    def _check_activities(self, names: Sequence[str], fn: str, also: Sequence[str] = ()) -> None:
+        """:class:`SchemaError` unless every activity of *names* (or of *also*) is one the project has."""
+        activity = self._schema().col("vertex", "activity")
+        self._check_named(activity, [n for n in names if n not in also], "activity", fn)
+
+    def _check_named(self, column: str, names: Sequence[str], what: str, fn: str) -> None:
+        """:class:`SchemaError` naming each of *names* that the task column *column* (quoted) never holds in
+        the project, with the closest values it does hold ("did you mean"): a filter naming a value the
+        project lacks would keep no case (or every case) and say nothing.
+
+        The column's distinct values are read by one ``GROUP BY`` statement the first time a filter names
+        one of them, and kept for the log and every log filtered from it; a column of more than
+        :data:`VALUES_READ` values is checked by a statement over the named values alone."""
+        wanted = tuple(dict.fromkeys(names))
+        if not wanted:
+            return
+        if column not in self._values:
+            frame = self._run(events_sql.distinct_values(self._schema(), column, VALUES_READ + 1))
+            found = frozenset(str(v) for v in frame["value"] if isinstance(v, str))
+            self._values[column] = None if len(frame) > VALUES_READ else found
+        known = self._values[column]
+        if known is None:
+            frame = self._run(events_sql.present_values(self._schema(), column, wanted))
+            present = {str(v) for v in frame["value"] if isinstance(v, str)}
+        else:
+            present = set(known)
+        absent = [n for n in wanted if n not in present]
+        if not absent:
+            return
+        names_text = " or ".join(repr(n) for n in absent)
+        plural = "" if len(absent) == 1 else " (any of them)"
+        guesses = {n: _did_you_mean(n, known) for n in absent} if known is not None else {}
+        offered = [f"{', '.join(repr(g) for g in gs)} for {n!r}" for n, gs in guesses.items() if gs]
+        if offered:
+            hint = "Did you mean " + "; ".join(offered) + "? (names are matched exactly, case included)"
+        elif known is not None:
+            listed = sorted(known)
+            more = f" and {len(listed) - 12:,} more" if len(listed) > 12 else ""
+            hint = f"The project's {_plural(what)}: {', '.join(map(repr, listed[:12]))}{more}."
+        else:
+            hint = "Check the spelling and the case (names are matched exactly)."
+        raise SchemaError(
+            f"{fn}(): the project has no {what} {names_text}{plural}, so the filter would not select by it.",
+            hint=hint,
+        )
+
 
 # --- the checks of the filters' arguments --------------------------------------------------------------
+def _did_you_mean(name: str, known: frozenset[str]) -> list[str]:
+    """The values of *known* that *name* most likely means: those equal to it but for case, else the
+    closest by edit distance (difflib's ratio of at least 0.6, ignoring case), at most three."""
+    by_fold: dict[str, list[str]] = {}
+    for value in known:
+        by_fold.setdefault(value.casefold(), []).append(value)
+    same = by_fold.get(name.casefold())
+    if same:
+        return sorted(same)
+    close = difflib.get_close_matches(name.casefold(), list(by_fold), n=3, cutoff=0.6)
+    return [value for fold in close for value in sorted(by_fold[fold])][:3]
+
+
+def _plural(what: str) -> str:
+    return "activities" if what == "activity" else "values" if what.startswith("value") else f"{what}s"
+
+
 def _count_placeholders(condition: str) -> int:
     """``?`` outside quoted strings and identifiers (what the server will count)."""
     return len(re.findall(r"\?", re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", "", condition)))
@@ -267,9 +354,18 @@ def _timestamp(value: Any, name: str) -> dt.datetime:
 
 
 def _duration_ms(value: Any, name: str) -> int | None:
-    """A duration bound (Timedelta, ``"2 days"``, a number of seconds... or None) in whole milliseconds."""
+    """A duration bound (Timedelta, ``timedelta``, text with a unit such as ``"2 days"`` or ``"40 s"``, or
+    None) in whole milliseconds; a bare number is refused (seconds for a pm4py user, nanoseconds for
+    pandas, milliseconds for Druid: the unit must be said)."""
     if value is None:
         return None
+    bare = isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.timedelta64))
+    if bare or (isinstance(value, str) and re.fullmatch(r"\s*[-+]?[\d.]+(?:e[-+]?\d+)?\s*", value, re.I)):
+        raise ConfigurationError(
+            f"case_duration(): {name}={value!r} has no unit.",
+            hint=f'Say it: {name}=pd.Timedelta(seconds={value}) or {name}="{str(value).strip()} s" '
+            '(or "2 days", "3 h").',
+        )
     try:
         td: Any = pd.Timedelta(value)
     except (ValueError, TypeError):

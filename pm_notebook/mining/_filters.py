@@ -251,6 +251,21 @@ class Filters:
         return " WHERE " + " AND ".join(s for s, _ in parts), sum((p for _, p in parts), ())
 
 
+def duration_text(ms: int) -> str:
+    """*ms* milliseconds as exact text: ``40 s``, ``2 days 3 h``, ``1 min 0.5 s``, ``0 s``."""
+    sign, rest = ("-", -ms) if ms < 0 else ("", ms)
+    days, rest = divmod(rest, 86_400_000)
+    hours, rest = divmod(rest, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    parts = [f"{days} day{'s' if days != 1 else ''}"] if days else []
+    parts += [f"{hours} h"] if hours else []
+    parts += [f"{minutes} min"] if minutes else []
+    if rest or not parts:
+        seconds = f"{rest / 1000:.3f}".rstrip("0").rstrip(".")
+        parts.append(f"{seconds} s")
+    return sign + " ".join(parts)
+
+
 # --- control-flow, performance, attribute and resource filters (issue 28) ------------------------------
 def _vertex_cases(schema: Schema, condition: str) -> str:
     """``caseid IN (the cases with a task matching *condition*)`` on the cases table."""
@@ -370,9 +385,9 @@ class CaseDuration(CaseFilter):
 
     @property
     def label(self) -> str:
-        low = "0" if self.minimum is None else str(dt.timedelta(milliseconds=self.minimum))
-        high = "∞" if self.maximum is None else str(dt.timedelta(milliseconds=self.maximum))
-        return f"duration in [{low}, {high}]"
+        low = "0 s" if self.minimum is None else duration_text(self.minimum)
+        high = "∞" if self.maximum is None else duration_text(self.maximum)
+        return f"duration between {low} and {high}"
 
     def render(self, schema: Schema, kind: str) -> Fragment | None:
         if kind != "cases":

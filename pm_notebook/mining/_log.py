@@ -92,6 +92,7 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         excluded_cases: int | None = None,
         resource: str | None = None,
         large_subqueries: bool | int = False,
+        values: dict[str, frozenset[str] | None] | None = None,
     ) -> None:
         self._source = source
         self._project = project
@@ -101,6 +102,8 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         self._excluded_cache = excluded_cases
         self._resource_name = resource
         self._max_subquery_rows = _subquery_rows(large_subqueries)
+        # the distinct values of the task columns a filter named, read once per log (see _filtering)
+        self._values = {} if values is None else values
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
@@ -177,6 +180,7 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
             excluded_cases=self._excluded_cache,
             resource=self._resource_name,
             large_subqueries=self._max_subquery_rows or False,
+            values=self._values,
         )
 
     def _add(self, case_filter: CaseFilter) -> ProcessLog:
@@ -315,11 +319,12 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         frame["excluded_cases"] = pd.array([self._excluded_cases()], dtype="Int64")
         return self._answer(frame, statements)
 
-    def variants(self, top: int = 20, by: str = "process") -> pd.DataFrame:
-        """The *top* variants by cases: ordered activities, cases, share, cumulative share, median and p90
-        duration, an example case; ``by="model"`` groups by model variant and names it (``Variant 1``...)."""
-        top = positive_int(top, "top")
-        statement = variants_sql.variants(self._schema(), self._filters, top, _variant_by(by))
+    def variants(self, top: int | None = 20, by: str = "process") -> pd.DataFrame:
+        """The *top* variants by cases (``top=None``: every variant): ordered activities, cases, share,
+        cumulative share, median and p90 duration, an example case; ``by="model"`` groups by model variant
+        and names it (``Variant 1``...)."""
+        limit = _top(top)
+        statement = variants_sql.variants(self._schema(), self._filters, limit, _variant_by(by))
         frame = self._run(statement)
         total = cell_int(frame["total_cases"].iloc[0]) if len(frame) else 0  # no variant: no case
         frame = frame.drop(columns="total_cases")
@@ -452,11 +457,12 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         frame = self._edge_frame(statement)
         return self._answer(frame, [statement], metric=metric, min_count=min_count)
 
-    def rework(self, by: str = "activity", top: int = 50) -> pd.DataFrame:
+    def rework(self, by: str = "activity", top: int | None = 50) -> pd.DataFrame:
         """Rework: executions of an activity beyond its first in a case.
 
         ``by="activity"``: per reworked activity, rework executions, cases, cases with rework and their
-        share; ``by="case"``: the *top* cases with the most rework (case, variant, rework, duration).
+        share; ``by="case"``: the *top* cases with the most rework (case, variant, rework, duration;
+        ``top=None``: every case with rework).
         """
         if by == "activity":
             statement = rework_sql.rework_by_activity(self._schema(), self._filters)
@@ -469,8 +475,7 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
             )
             return self._answer(frame, [statement])
         if by == "case":
-            top = positive_int(top, "top")
-            statement = rework_sql.rework_by_case(self._schema(), self._filters, top)
+            statement = rework_sql.rework_by_case(self._schema(), self._filters, _top(top))
             frame = self._run(statement)
             frame["rework"] = frame["rework"].astype("Int64")
             frame["duration"] = _ms(frame["duration"])
@@ -479,7 +484,9 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
 
     def cases_over_time(self, freq: str = "P1W") -> pd.DataFrame:
         """Cases started and finished per period (``freq``: ISO period or ``"week"``...), and cases open at
-        the end of each period (started so far minus finished so far)."""
+        the end of each period (started so far minus finished so far); every period from the first start's
+        to the last end's, those where nothing started or finished included (0 and 0, the open count
+        carried), as pandas' ``resample`` gives them."""
         iso = period(freq)
         frame, statements = self._started_finished(iso)
         frame["open"] = (frame["started"].cumsum() - frame["finished"].cumsum()).astype("Int64")
@@ -560,6 +567,11 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
 
 
 # --- small helpers ----------------------------------------------------------------------------------
+
+
+def _top(top: Any) -> int | None:
+    """A ``top=`` argument: a positive integer, or ``None`` for every row."""
+    return None if top is None else positive_int(top, "top")
 
 
 def _after(frame: pd.DataFrame, column: str) -> int:

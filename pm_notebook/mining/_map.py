@@ -5,12 +5,15 @@ bundled in the ``pygraphviz`` wheels (``pip install pm-notebook[map]``), called 
 places a node by hand. The map renders inline as SVG *and* PNG in one mimebundle, so JupyterLab, GitHub,
 nbviewer and nbval all see a picture.
 
-Simplification (Disco's two sliders), in three steps:
+Simplification (Disco's two sliders), in four steps:
 
 1. ``activities`` keeps that share of the activities, most frequent first (at least one);
 2. ``paths`` keeps that share of the transitions among the kept activities, most frequent first, plus each
    kept activity's strongest incoming and outgoing transition;
-3. the map is then made connected: a kept activity that START does not reach on the kept paths gets the
+3. every transition from START or into END that at least :data:`ENDPOINT_SHARE` of the cases take (5 %)
+   is kept whenever its activity is: the paths slider never hides how a sizeable share of cases starts or
+   ends;
+4. the map is then made connected: a kept activity that START does not reach on the kept paths gets the
    *strongest route* to it from what START reaches — the route whose rarest transition is the most
    frequent (a widest path), among kept activities when there is one, else through hidden activities,
    which are then shown too; likewise every activity gets the strongest route to one that reaches END.
@@ -43,6 +46,9 @@ __all__ = ["ProcessMap", "render"]
 
 START, END = "START", "END"
 STATS = ("mean", "median", "p90", "total", "min", "max")
+#: the share of the cases from which a transition from START or into END is always shown (when its
+#: activity is): simplification step 3 never hides how at least 5 % of the cases start or end
+ENDPOINT_SHARE = 0.05
 _INSTALL = "pip install pm-notebook[map]"
 
 
@@ -252,6 +258,8 @@ class ProcessMap:
             strongest_in.setdefault(b, i)
         chosen |= {i for name, i in strongest_in.items() if name != START}
         chosen |= {i for name, i in strongest_out.items() if name != END}
+        cases = sum(f for a, _, f, _ in graph if a == START)
+        chosen |= {i for a, b, f, i in candidates if (a == START or b == END) and f >= ENDPOINT_SHARE * cases}
         chosen, kept = _connect(graph, chosen, kept, candidates)
         order = [e[3] for e in graph if e[3] in chosen]
         shown_edges = edges.loc[order].reset_index(drop=True)
@@ -381,6 +389,28 @@ class ProcessMap:
         return dfg, starts, ends
 
 
+def default_shares(
+    nodes: pd.DataFrame, edges: pd.DataFrame, *, max_nodes: int, max_paths: int, paths: float
+) -> tuple[float, float]:
+    """The ``(activities, paths)`` shares that open a large map readably: the *max_nodes* most frequent
+    nodes (all when there are no more) and, among them, the *max_paths* most frequent transitions, or the
+    share *paths* of them when that is fewer (each node's strongest transitions in and out, the START/END
+    transitions of :data:`ENDPOINT_SHARE` of the cases and the connecting routes come on top, as at any
+    slider position). The ranking is :meth:`ProcessMap._simplify`'s (frequency, then name)."""
+    inner = sorted(
+        (-int(f), str(a))
+        for a, f in zip(nodes["activity"], nodes["frequency"], strict=True)
+        if a not in (START, END)
+    )
+    activities = 1.0 if len(inner) <= max_nodes else max_nodes / len(inner)
+    kept = {a for _, a in inner[:max_nodes]} | {START, END}
+    candidates = sum(
+        1 for a, b in zip(edges["source"], edges["target"], strict=True) if str(a) in kept and str(b) in kept
+    )
+    share = paths if candidates * paths <= max_paths else max_paths / candidates
+    return activities, share
+
+
 #: one transition for the simplification: (source, target, frequency, row label in the edges frame)
 _Edge = tuple[str, str, int, Any]
 
@@ -440,7 +470,7 @@ def _connect(
     graph: list[_Edge], chosen: set[Any], kept: set[str], candidates: list[_Edge]
 ) -> tuple[set[Any], set[str]]:
     """*chosen* edges and *kept* activities made connected: every kept activity reached from START, then
-    every one reaching END, each by its strongest route (see the module's docstring, step 3)."""
+    every one reaching END, each by its strongest route (see the module's docstring, step 4)."""
     chosen, kept = set(chosen), set(kept)
     executions: dict[str, int] = {}
     for _, b, f, _ in graph:

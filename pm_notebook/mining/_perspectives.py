@@ -16,7 +16,8 @@ import pandas as pd
 from .._cells import cell_int
 from ..errors import ConfigurationError
 from ._filtering import _strings
-from ._shaping import LogParts, MapView, _ms
+from ._map import default_shares
+from ._shaping import LogParts, MapView, _ms, dense
 from ._sql import controlflow as controlflow_sql
 from ._sql import resources as resources_sql
 from ._sql import stats as stats_sql
@@ -27,7 +28,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._charts import Chart
     from ._map import ProcessMap
 
-__all__ = ["ControlFlowAnswers", "OrganisationAnswers", "TimeAnswers"]
+__all__ = [
+    "RESOURCE_MAP_NODES",
+    "RESOURCE_MAP_PATHS",
+    "ControlFlowAnswers",
+    "OrganisationAnswers",
+    "TimeAnswers",
+]
+
+#: the resources a resource map opens on, most tasks first (its ``activities=None``)
+RESOURCE_MAP_NODES = 25
+#: the most handovers among them it opens on, most frequent first (its ``paths=None``), besides the
+#: strongest in and out of each and the connecting routes
+RESOURCE_MAP_PATHS = 40
 
 
 class OrganisationAnswers(LogParts):
@@ -90,11 +103,24 @@ class OrganisationAnswers(LogParts):
         return self._answer(frame, [statement])
 
     def resource_map(
-        self, metric: str = "frequency", stat: str = "median", activities: float = 1.0, paths: float = 0.3
+        self,
+        metric: str = "frequency",
+        stat: str = "median",
+        activities: float | None = None,
+        paths: float | None = None,
     ) -> ProcessMap:
         """A :class:`~pm_notebook.mining.ProcessMap` over resources: a node per resource (NULL as
         ``(none)``), an edge per handover (START → first resource and last resource → END included); the
-        same rendering, explorer and exports as :meth:`process_map` (three statements)."""
+        same rendering, explorer and exports as :meth:`process_map` (three statements).
+
+        Every resource and handover is fetched; the map *opens* on a readable part of them. By default
+        (``activities=None``) it shows the :data:`RESOURCE_MAP_NODES` (25) resources with the most tasks
+        and (``paths=None``) the most frequent handovers among them: 30 % of them, at most
+        :data:`RESOURCE_MAP_PATHS` (40), plus what every map shows at any setting (each resource's
+        strongest handover in and out, the start and end paths of 5 % of the cases, the routes that
+        connect them). A share (0..1) shows that share instead; ``pmap.view(activities=1.0)`` or the
+        explorer's sliders show more without querying again (thousands of resources take Graphviz
+        minutes to lay out, which is why the default does not)."""
         res = self._resource()
         schema = self._schema()
         sql_nodes, sql_stats = resources_sql.resource_nodes(schema, self._filters, res)
@@ -105,7 +131,15 @@ class OrganisationAnswers(LogParts):
             nodes[col] = _ms(nodes[col])
         sql_edges = resources_sql.resource_edges(schema, self._filters, res)
         edges = self._edge_frame(sql_edges)
-        view = MapView(metric=metric, stat=stat, activities=activities, paths=paths)
+        auto_activities, auto_paths = default_shares(
+            nodes, edges, max_nodes=RESOURCE_MAP_NODES, max_paths=RESOURCE_MAP_PATHS, paths=0.3
+        )
+        view = MapView(
+            metric=metric,
+            stat=stat,
+            activities=auto_activities if activities is None else activities,
+            paths=auto_paths if paths is None else paths,
+        )
         return self._process_map(nodes, edges, [sql_nodes, sql_stats, sql_edges], view, of="resources")
 
 
@@ -138,9 +172,10 @@ class TimeAnswers(LogParts):
     processing beside waiting time."""
 
     def arrivals(self, freq: str = "P1W", quantiles: Sequence[float] = (0.5, 0.9)) -> pd.DataFrame:
-        """Cases arriving (started) per period: ``started``, ``mean_interarrival`` (the mean time between
-        two consecutive starts inside the period; NaT with fewer than two) and the *quantiles* of those
-        times (``p50_interarrival``…, by Druid's quantile sketch: see the docs' quantile definition).
+        """Cases arriving (started) per period, every period from the first start's to the last's (a
+        period where no case started has ``started`` 0): ``started``, ``mean_interarrival`` (the mean time
+        between two consecutive starts inside the period; NaT with fewer than two) and the *quantiles* of
+        those times (``p50_interarrival``…, by Druid's quantile sketch: see the docs' quantile definition).
 
         Two statements; the quantiles need a window function (``LAG``) whose result, one row per case,
         Druid's broker inlines: past ``maxSubqueryRows`` cases the log needs ``large_subqueries=True``.
@@ -159,6 +194,8 @@ class TimeAnswers(LogParts):
                 "mean_interarrival": _ms((span / (started - 1)).where(started > 1)),
             }
         )
+        out = dense(out, iso)  # every period, none started in some: 0 and no interval
+        out["started"] = out["started"].fillna(0).astype("Int64")
         statements = [statement]
         if qs:
             sql_gaps = timing_sql.interarrival(self._schema(), self._filters, iso, qs)
@@ -172,9 +209,11 @@ class TimeAnswers(LogParts):
         return self._answer(out, statements, freq=iso)
 
     def work_in_progress(self, freq: str = "P1W") -> pd.DataFrame:
-        """Open cases per period: ``active`` (open at some time in the period: started before its end and
-        not finished before its start) and ``open_at_end``; the two statements of
-        :meth:`cases_over_time`."""
+        """Open cases per period, every period from the first case start's to the last case end's (as
+        pandas' ``resample`` gives them: a period where no case started or finished has 0 of both and the
+        open cases carried): ``active`` (open at some time in the period: started before its end and not
+        finished before its start) and ``open_at_end``; the two statements of :meth:`cases_over_time`,
+        the missing periods filled in here (no event is pulled)."""
         iso = period(freq)
         frame, statements = self._started_finished(iso)
         cum_started = frame["started"].cumsum()

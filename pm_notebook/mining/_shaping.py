@@ -4,12 +4,14 @@ conversions of result columns to pandas types."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 import numpy as np
 import pandas as pd
 
+from ..errors import ConfigurationError
 from ._map import ProcessMap
 from ._sql import cases as cases_sql
 
@@ -39,6 +41,9 @@ class LogParts:
         _project: Project
         _filters: Filters
         _resource_name: str | None
+        #: a task column (quoted) -> its distinct values over the project (``None``: too many to hold),
+        #: shared by a log and every log filtered from it
+        _values: dict[str, frozenset[str] | None]
 
         def _schema(self) -> Schema: ...
         def _run(self, statement: Statement) -> pd.DataFrame: ...
@@ -50,13 +55,17 @@ class LogParts:
         def _resource(self) -> str: ...
         def _add(self: LogT, case_filter: CaseFilter) -> LogT: ...
         def _with(self: LogT, filters: Filters) -> LogT: ...
+        def _check_activities(self, names: Sequence[str], fn: str, also: Sequence[str] = ()) -> None: ...
+        def _check_named(self, column: str, names: Sequence[str], what: str, fn: str) -> None: ...
 
     def _started_finished(self, iso: str) -> tuple[pd.DataFrame, list[Statement]]:
         """Cases ``started`` and ``finished`` per *iso* period (both columns filled, periods ascending) and
         the two statements of :func:`._sql.cases.cases_over_time` that counted them."""
         statements = list(cases_sql.cases_over_time(self._schema(), self._filters, iso))
         started, finished = (self._run(s) for s in statements)
-        frame = pd.merge(started, finished, on="period", how="outer").sort_values("period")
+        frame = pd.merge(started, finished, on="period", how="outer")
+        frame["period"] = frame["period"].astype("datetime64[ms, UTC]")
+        frame = dense(frame.sort_values("period"), iso)
         for col in ("started", "finished"):
             frame[col] = frame[col].fillna(0).astype("Int64")
         return frame, statements
@@ -81,6 +90,39 @@ class LogParts:
             sql=";\n\n".join(s.sql for s in statements),
             title=f"{title} ({of})" if of else title,
         )
+
+
+def periods(first: pd.Timestamp, last: pd.Timestamp, iso: str) -> pd.DatetimeIndex:
+    """Every period start of the ISO period *iso* from *first* to *last* (both already floored by Druid's
+    ``TIME_FLOOR``, in UTC), as ``datetime64[ms, UTC]``.
+
+    Adding the period to a floored start gives the next floored start, for every period ``TIME_FLOOR``
+    takes: calendar months and years, weeks (Mondays), and days, hours, minutes or seconds, which Druid
+    counts from 1970-01-01."""
+    m = _ISO.match(iso)
+    if m is None:  # period() checked it already
+        raise ConfigurationError(f"{iso!r} is not an ISO-8601 period.")
+    years, months, weeks, days, hours, minutes, seconds = (int(g[:-1]) if g else 0 for g in m.groups())
+    step = pd.DateOffset(
+        years=years, months=months, weeks=weeks, days=days, hours=hours, minutes=minutes, seconds=seconds
+    )
+    return pd.DatetimeIndex(pd.date_range(first, last, freq=step).astype("datetime64[ms, UTC]"))
+
+
+def dense(frame: pd.DataFrame, iso: str) -> pd.DataFrame:
+    """*frame* (a ``period`` column of ``datetime64[ms, UTC]`` starts, ascending, one row each) with a row
+    for every period from its first to its last, as pandas' ``resample`` gives: the added rows hold NA
+    (the caller fills what a period without rows means: zero cases, no interval)."""
+    if not len(frame):
+        return frame.reset_index(drop=True)
+    index = periods(frame["period"].iloc[0], frame["period"].iloc[-1], iso)
+    out = frame.set_index("period").reindex(index)
+    out.index.name = "period"
+    return out.reset_index()
+
+
+#: an ISO-8601 period, split into its parts (``_sql._base.period`` has checked it)
+_ISO = re.compile(r"^P(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(?:T(\d+H)?(\d+M)?(\d+S)?)?$")
 
 
 def _ms(values: pd.Series) -> pd.Series:

@@ -37,9 +37,10 @@ class ProcessMapExplorer(w.VBox):
             )
         self._source = process_map
         self.current = process_map
-        slider = {"min": 0.0, "max": 1.0, "step": 0.05, "readout_format": ".0%", "continuous_update": False}
-        self.activities = w.FloatSlider(value=process_map.activities, description="Activities", **slider)
-        self.paths = w.FloatSlider(value=process_map.paths, description="Paths", **slider)
+        self.activities = w.FloatSlider(
+            value=process_map.activities, description="Activities", **_slider(process_map.activities)
+        )
+        self.paths = w.FloatSlider(value=process_map.paths, description="Paths", **_slider(process_map.paths))
         self.metric = w.ToggleButtons(options=["frequency", "performance"], value=process_map.metric)
         self.stat = w.Dropdown(options=list(STATS), value=process_map.stat, description="Statistic")
         self.stat.disabled = process_map.metric != "performance"
@@ -84,3 +85,17 @@ class ProcessMapExplorer(w.VBox):
             if paths is not None:
                 self.paths.value = paths
         return self.current
+
+
+def _slider(value: float) -> dict[str, Any]:
+    """A share slider's settings: steps of 5 %, or of 0.1 % where the map opens on a share that is no
+    multiple of 5 % (a resource map of hundreds of resources opens on its 25 busiest), so the slider
+    holds the value it opens on and moves from there in steps of a node or two."""
+    fine = abs(value * 20 - round(value * 20)) > 1e-9
+    return {
+        "min": 0.0,
+        "max": 1.0,
+        "step": 0.001 if fine else 0.05,
+        "readout_format": ".1%" if fine else ".0%",
+        "continuous_update": False,
+    }

@@ -194,7 +194,9 @@ def test_arrivals_and_their_interarrival_quantiles(log, expected):
     week = pd.to_datetime(starts, unit="ms", utc=True)
     monday = week.dt.floor("D") - pd.to_timedelta(week.dt.day_of_week, unit="D")  # Druid's P1W
     got = log.arrivals().set_index("period")  # the defaults: weeks, median and p90
-    assert got["started"].to_dict() == monday.value_counts().sort_index().to_dict()
+    counts = monday.value_counts().sort_index()
+    every_week = pd.date_range(counts.index[0], counts.index[-1], freq="7D")  # weeks without an arrival: 0
+    assert got["started"].to_dict() == counts.reindex(every_week, fill_value=0).to_dict()
     checked = 0
     for period, group in starts.groupby(monday):
         gaps = group.diff().dropna()  # between consecutive case starts inside the week

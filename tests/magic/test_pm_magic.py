@@ -22,6 +22,9 @@ def test_each_answer_is_the_process_logs_answer_with_a_footer(pshell, conn, proj
     assert footer.startswith("1 row × ") and footer.endswith(f" · via {conn.resolve_transport()}")
     pshell.run_cell("%pm variants --top 3 --by model -o v")
     pd.testing.assert_frame_equal(pshell.user_ns["v"], log.variants(top=3, by="model"))
+    pshell.run_cell("%pm variants --top all -o every")
+    pd.testing.assert_frame_equal(pshell.user_ns["every"], log.variants(top=None))
+    assert "LIMIT" not in pshell.user_ns["every"].attrs["sql"]  # every variant
     pshell.run_cell("%pm bottlenecks --k 4 --metric total -o b")
     pd.testing.assert_frame_equal(pshell.user_ns["b"], log.bottlenecks(k=4, metric="total"))
     pshell.run_cell("%pm cases --freq P1M -o c")
@@ -88,7 +91,7 @@ def test_help_lists_every_answer(shell):
     [
         ('summary --project "unclosed', "No closing quotation"),
         ("map --top 3", "does not take --top"),
-        ("variants --top x", "invalid int value"),
+        ("variants --top x", "invalid int or 'all' value"),
     ],
 )
 def test_bad_lines_get_specific_errors(line, message):

@@ -157,8 +157,12 @@ def every_statement(s: Schema, f: Filters) -> list[Statement]:
         stats.bottlenecks(s, f, 3, "p90"),
         rework.rework_by_activity(s, f),
         rework.rework_by_case(s, f, 10),
+        rework.rework_by_case(s, f, None),
+        variants.variants(s, f, None),
         *conformance.deviations(s, f, [("A", "B")]),
         events.events(s, f),
+        events.distinct_values(s, '"vertex_name"', 10_001),
+        events.present_values(s, '"vertex_name"', ("A", "B")),
     ]
 
 

@@ -226,3 +226,7 @@ def test_the_statements_each_answer_sends_are_the_documented_ones(small):
     assert sent(lambda: log.top_variants(0.8)) == 1  # the one filter that runs a statement when made
     filtered = log.top_variants(0.8).with_activity("Check").between("2020-01-01", "2100-01-01")
     assert sent(filtered.activities) == 1  # filters add conditions, not statements
+    fresh = ProcessLog.open(source, project)
+    assert sent(lambda: fresh.with_activity("Check")) == 1  # the activity names, read once per log
+    assert sent(lambda: fresh.without_activity("Ship").starts_with("Register").ends_with("Ship")) == 0
+    assert sent(lambda: fresh.with_resource("ana").with_resource("ben")) == 1  # the resource names, once

@@ -1,4 +1,5 @@
-"""The events of a log with pm4py's column names (``to_pm4py()``, ``iter_events()``)."""
+"""The events of a log with pm4py's column names (``to_pm4py()``, ``iter_events()``), and the distinct values
+of a task column (what the filters check the names they are given against)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,25 @@ from collections.abc import Iterable, Mapping
 
 from .._filters import Filters
 from .._schema import Schema, quote
-from ._base import Statement
+from ._base import Statement, placeholders
 
-__all__ = ["dimensions", "events"]
+__all__ = ["dimensions", "distinct_values", "events", "present_values"]
+
+
+def distinct_values(schema: Schema, column: str, limit: int) -> Statement:
+    """At most *limit* distinct values of the task column *column* (quoted) over the whole project, whatever
+    the filters (``value``; one row per value: a ``GROUP BY``, no event pulled)."""
+    sql = f'SELECT {column} AS "value" FROM {schema.table("vertex")} GROUP BY {column} LIMIT {limit}'
+    return Statement(sql)
+
+
+def present_values(schema: Schema, column: str, values: tuple[str, ...]) -> Statement:
+    """Which of *values* the task column *column* (quoted) holds somewhere in the project (``value``)."""
+    sql = (
+        f'SELECT {column} AS "value" FROM {schema.table("vertex")} '
+        f"WHERE {column} IN ({placeholders(len(values))}) GROUP BY {column}"
+    )
+    return Statement(sql, values)
 
 
 def dimensions(

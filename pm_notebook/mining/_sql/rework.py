@@ -25,8 +25,9 @@ def rework_by_activity(schema: Schema, filters: Filters) -> Statement:
     return Statement(sql, params)
 
 
-def rework_by_case(schema: Schema, filters: Filters, top: int) -> Statement:
-    """The *top* cases with the most rework: ``case_id``, ``variant``, ``rework``, ``duration``."""
+def rework_by_case(schema: Schema, filters: Filters, top: int | None) -> Statement:
+    """The *top* cases with the most rework (``None``: all): ``case_id``, ``variant``, ``rework``,
+    ``duration``."""
     case, rw = schema.col("cases", "case"), schema.col("cases", "rework")
     d, var = schema.col("cases", "duration"), schema.col("cases", "variant")
     where, params = filters.where(schema, "cases", (f"{rw} > 0", ()))
@@ -34,6 +35,6 @@ def rework_by_case(schema: Schema, filters: Filters, top: int) -> Statement:
         f'SELECT {case} AS "case_id", {var} AS "variant", MAX({rw}) AS "rework", '
         f'MAX({d}) AS "duration" '
         f"FROM {schema.table('cases')}{where} GROUP BY {case}, {var} "
-        f"ORDER BY rework DESC, case_id LIMIT {top}"
+        f"ORDER BY rework DESC, case_id{'' if top is None else f' LIMIT {top}'}"
     )
     return Statement(sql, params)

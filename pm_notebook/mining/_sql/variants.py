@@ -12,10 +12,11 @@ from .cases import total_cases
 __all__ = ["sequences", "variants"]
 
 
-def variants(schema: Schema, filters: Filters, top: int, by: str = "process") -> Statement:
-    """The *top* variants by cases: ``variant`` (key), ``name`` (model variants, when the project has the
-    ``<pid>_variant_name`` lookup), ``cases``, ``median_duration``, ``p90_duration``, ``example_case``, and
-    on every row ``total_cases``, the cases the filters keep (rows in no particular order).
+def variants(schema: Schema, filters: Filters, top: int | None, by: str = "process") -> Statement:
+    """The *top* variants by cases (``None``: all): ``variant`` (key), ``name`` (model variants, when the
+    project has the ``<pid>_variant_name`` lookup), ``cases``, ``median_duration``, ``p90_duration``,
+    ``example_case``, and on every row ``total_cases``, the cases the filters keep (rows in no particular
+    order).
 
     :param by: ``"process"`` (the exact activity sequence) or ``"model"`` (model variant).
     """
@@ -30,7 +31,7 @@ def variants(schema: Schema, filters: Filters, top: int, by: str = "process") ->
         f'{quantile(0.5, d)} AS "median_duration", '
         f'{quantile(0.9, d)} AS "p90_duration", EARLIEST({case}, 1024) AS "example_case" '
         f"FROM {schema.table('cases')}{where} GROUP BY {key}{name_grp} "
-        f"ORDER BY cases DESC, {key} LIMIT {top}"
+        f"ORDER BY cases DESC, {key}{'' if top is None else f' LIMIT {top}'}"
     )
     # the log's case count beside each row: a one-row aggregate, CROSS JOINed (Druid inlines that one row);
     # a join keeps no order, so the caller orders the rows again (cases, most first, then the key)
