@@ -6,6 +6,9 @@ from __future__ import annotations
 import pytest
 import requests
 
+# the shared checks of the real-log tests report their failed comparisons as test modules do
+pytest.register_assert_rewrite(f"{__package__}.real_logs")
+
 #: the upload size limit of the lifecycle sandbox (bytes)
 UPLOAD_LIMIT = 3_000_000
 
@@ -113,3 +116,40 @@ def mapping_body(
             "metricsMappings": [],
         },
     }
+
+
+# --- the real logs of tests/data/ (test_receipt_log.py, test_helpdesk_log.py): see real_logs.py ----------
+@pytest.fixture(scope="module")
+def real_frame(request):
+    """The event DataFrame of ``tests/data/<LOG>.csv.gz``, *LOG* the test module's ``LOG``."""
+    from .real_logs import read
+
+    return read(request.module.LOG)
+
+
+@pytest.fixture(scope="module")
+def real_expected(real_frame):
+    """The independent pandas computation over :func:`real_frame` (``real_logs.independent``)."""
+    from .real_logs import independent
+
+    return independent(real_frame)
+
+
+@pytest.fixture(scope="module")
+def real_uploaded(request, lc_sandbox, connect_workgroup, real_frame):
+    """``(conn, project)``: the module's real log uploaded with ``conn.upload`` into a new project of the
+    lifecycle sandbox (deleted afterwards)."""
+    conn = connect_workgroup(lc_sandbox)
+    name = request.module.LOG
+    project = conn.create_project(f"{name} (real log)", description=f"tests/data/{name}.csv.gz, from a test")
+    conn.upload(project, real_frame, progress=False)
+    yield conn, project
+    conn.delete_project(project, confirm=project.name)
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def real_log(real_uploaded):
+    """The uploaded real log with the *default* ``conn.mining(project)``."""
+    conn, project = real_uploaded
+    return conn.mining(project)
