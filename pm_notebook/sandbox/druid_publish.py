@@ -39,7 +39,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-__all__ = ["DruidPublishError", "Published", "publish_tables", "publish_store"]
+__all__ = ["DruidPublishError", "Published", "publish_store", "publish_tables", "published_already"]
 
 DEFAULT_SEGMENT_GRANULARITY = "MONTH"
 DEFAULT_MAX_ROWS_PER_SEGMENT = 500_000
@@ -252,6 +252,27 @@ def _publish_lookups(lookups: Mapping[str, Mapping[str, str]], coordinator_url: 
         raise DruidPublishError(f"Druid refused the lookups: HTTP {status} {answer}")
 
 
+def _store_parts(store: Any, workgroups: Iterable[str] | None) -> Iterable[tuple[Any, Any]]:
+    keys = None if workgroups is None else set(workgroups)
+    for wg in store.workgroups():
+        if keys is None or wg.key in keys:
+            for project in wg.projects:
+                yield store.database(wg.id), project
+
+
+def published_already(store: Any, *, broker_url: str, workgroups: Iterable[str] | None = None) -> bool:
+    """Whether Druid already counts as many rows in every table and lookup of these projects as the store."""
+    for db, project in _store_parts(store, workgroups):
+        for name, rows in project.rows.items():
+            if _count(broker_url, f"SELECT COUNT(*) FROM {_quote(name)}") != rows:
+                return False
+        for name in project.lookups:
+            size = db.execute(f"SELECT COUNT(*) FROM lookup.{_quote(name)}").fetchone()[0]
+            if _count(broker_url, f"SELECT COUNT(*) FROM lookup.{_quote(name)}") != size:
+                return False
+    return True
+
+
 def publish_store(
     store: Any,
     *,
@@ -262,17 +283,12 @@ def publish_store(
 ) -> Published:
     """Publish every project of the store's workgroups (all, or those whose short keys are in
     *workgroups*)."""
-    keys = None if workgroups is None else set(workgroups)
     tables: dict[str, pa.Table] = {}
     lookups: dict[str, dict[str, str]] = {}
-    for wg in store.workgroups():
-        if keys is not None and wg.key not in keys:
-            continue
-        db = store.database(wg.id)
-        for project in wg.projects:
-            for name in project.tables:
-                tables[name] = db.sql(f"SELECT * FROM druid.{_quote(name)}").to_arrow_table()
-            for name in project.lookups:
-                rows = db.execute(f"SELECT k, v FROM lookup.{_quote(name)}").fetchall()
-                lookups[name] = {str(k): str(v) for k, v in rows}
+    for db, project in _store_parts(store, workgroups):
+        for name in project.tables:
+            tables[name] = db.sql(f"SELECT * FROM druid.{_quote(name)}").to_arrow_table()
+        for name in project.lookups:
+            rows = db.execute(f"SELECT k, v FROM lookup.{_quote(name)}").fetchall()
+            lookups[name] = {str(k): str(v) for k, v in rows}
     return publish_tables(tables, lookups, coordinator_url=coordinator_url, broker_url=broker_url, **options)
