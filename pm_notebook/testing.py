@@ -2,7 +2,10 @@
 
 :class:`TestingShell` is a real IPython shell that re-raises the error of a failed cell (so ``pytest.raises``
 works), keeps no history database (no "too many open files" across many shells) and records what cells
-display. IPython is imported only when the class is first used.
+display. Like a Jupyter kernel, it runs each cell (on the main thread) with Python's own SIGINT handler, so a
+Ctrl-C or ``_thread.interrupt_main()`` raises KeyboardInterrupt in the cell even in a process started with
+SIGINT ignored (a background job of a non-interactive shell, ``nohup``). IPython is imported only when the
+class is first used.
 
 >>> from pm_notebook.testing import TestingShell      # doctest: +SKIP
 >>> shell = TestingShell.create()                      # doctest: +SKIP
@@ -11,6 +14,8 @@ display. IPython is imported only when the class is first used.
 
 from __future__ import annotations
 
+import signal
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -49,7 +54,17 @@ def _testing_shell_class() -> type:
             return shell
 
         def run_cell(self, raw_cell: str, *args: Any, **kwargs: Any) -> Any:
-            result = super().run_cell(raw_cell, *args, **kwargs)
+            # ipykernel's pre/post_handler_hook: Python's SIGINT handler while the cell runs, whatever the
+            # process inherited (a kernel resets SIGINT to ignored at start and between cells)
+            if threading.current_thread() is not threading.main_thread():
+                result = super().run_cell(raw_cell, *args, **kwargs)
+            else:
+                saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+                try:
+                    result = super().run_cell(raw_cell, *args, **kwargs)
+                finally:
+                    if saved is not None:  # None: a handler not set from Python, which Python cannot restore
+                        signal.signal(signal.SIGINT, saved)
             if self.raise_errors:
                 result.raise_error()
             return result

@@ -13,11 +13,15 @@
 * ``interrupt_when_held`` (function): ``with interrupt_when_held(sb): ...`` sends the main thread a Ctrl-C as
   soon as *sb* holds a statement (see :meth:`Sandbox.hold_statements`), however long that takes: the Ctrl-C
   always lands while the query runs on the server, never before it was sent nor after it finished.
+* ``sigint_ignored`` (session): an argv prefix, ``[*sigint_ignored, *cmd]``, that starts *cmd* as a
+  non-interactive shell starts a background job (``nohup cmd &``): with SIGINT ignored, which its children
+  inherit.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -127,6 +131,17 @@ def interrupt_when_held():
             thread.join(70)
 
     return interrupt
+
+
+@pytest.fixture(scope="session")
+def sigint_ignored() -> list[str]:
+    """``[*sigint_ignored, *cmd]`` runs *cmd* (found on ``PATH`` unless a path) with SIGINT ignored, as a
+    background job of a non-interactive shell gets it; the process keeps the launcher's pid (exec)."""
+    launcher = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+        "os.execvp(sys.argv[1], sys.argv[1:])"
+    )
+    return [sys.executable, "-c", launcher]
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,8 +97,11 @@ class JupyterServer:
                 self.process.wait(timeout=10)
 
 
-def start_jupyter(tmp: Path, kernel_env: dict[str, str]) -> JupyterServer:
-    """Start ``jupyter lab`` on a free 127.0.0.1 port with isolated config, wait until it answers."""
+def start_jupyter(tmp: Path, kernel_env: dict[str, str], *, launcher: Sequence[str] = ()) -> JupyterServer:
+    """Start ``jupyter lab`` on a free 127.0.0.1 port with isolated config, wait until it answers.
+
+    *launcher* is an argv prefix that starts it (e.g. the ``sigint_ignored`` fixture: as a background job).
+    """
     root, home = tmp / "notebooks", tmp / "home"
     settings = home / "lab-settings"
     for d in (root, home / "config", home / "runtime", home / "workspaces", settings):
@@ -127,6 +130,7 @@ def start_jupyter(tmp: Path, kernel_env: dict[str, str]) -> JupyterServer:
     ]  # fmt: skip
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI containers run as root
         cmd.append("--allow-root")
+    cmd = [*launcher, *cmd]
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root)
     server = JupyterServer(f"http://127.0.0.1:{port}", token, root, log_path, proc)
