@@ -12,25 +12,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load_cluster_module():
-    spec = importlib.util.spec_from_file_location("pm_druid_cluster", ROOT / "druid" / "cluster.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from _cluster import ROOT, load
 
 
 @dataclass(frozen=True)
@@ -60,7 +47,7 @@ def druid_cluster(tmp_path_factory: pytest.TempPathFactory):
     missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
     if missing:
         pytest.skip(f"a real Druid needs {' and '.join(missing)} (make system-deps installs them)")
-    cluster_module = _load_cluster_module()
+    cluster_module = load()
     cluster = cluster_module.Cluster(tmp_path_factory.mktemp("druid"))
     env = cluster.start()
     try:
