@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -448,7 +449,9 @@ class Cluster:
                 )
         return "\n".join(texts)
 
-    def start(self) -> dict[str, str]:
+    def start(self, watch_pid: int | None = None) -> dict[str, str]:
+        """Start the cluster; with ``watch_pid``, a watcher stops it as soon as that process ends (a test
+        session that dies never leaves five JVMs behind)."""
         if self.running():
             raise DruidError(f"a Druid started from {self.root} is still running: `make druid-stop` first")
         lib = ensure_jars()
@@ -495,6 +498,22 @@ class Cluster:
         except BaseException:
             self.stop(quiet=True)
             raise
+        if watch_pid is not None:
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    str(Path(__file__).resolve()),
+                    "watch",
+                    "--pid",
+                    str(watch_pid),
+                    "--dir",
+                    str(self.root),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         env = {"PM_DRUID_URL": url["broker"], "PM_DRUID_COORDINATOR_URL": url["coordinator"]}
         self.env_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
         state = json.loads(self.pids_file.read_text())
@@ -567,6 +586,18 @@ def _check_java() -> None:
         )
 
 
+def _wait_for_exit(pid: int) -> None:
+    """Block until process ``pid`` has ended (a pidfd becomes readable then: no polling)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        select.select([fd], [], [])
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def _errors() -> Iterator[None]:
     try:
@@ -578,7 +609,8 @@ def _errors() -> Iterator[None]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="druid/cluster.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["start", "stop", "jars", "lock", "status"])
+    parser.add_argument("command", choices=["start", "stop", "jars", "lock", "status", "watch"])
+    parser.add_argument("--pid", type=int, help="watch: stop the cluster when this process ends")
     parser.add_argument(
         "--dir", default=os.environ.get("PM_DRUID_DIR", ".druid"), help="state folder (.druid)"
     )
@@ -597,6 +629,9 @@ def main(argv: list[str] | None = None) -> None:
             )
         elif args.command == "stop":
             cluster.stop()
+        elif args.command == "watch":
+            _wait_for_exit(args.pid)
+            cluster.stop(quiet=True)
         elif args.command == "jars":
             print(ensure_jars())
         elif args.command == "lock":

@@ -49,7 +49,7 @@ def druid_cluster(tmp_path_factory: pytest.TempPathFactory):
         pytest.skip(f"a real Druid needs {' and '.join(missing)} (make system-deps installs them)")
     cluster_module = load()
     cluster = cluster_module.Cluster(tmp_path_factory.mktemp("druid"))
-    env = cluster.start()
+    env = cluster.start(watch_pid=os.getpid())
     try:
         yield DruidCluster(env["PM_DRUID_URL"], env["PM_DRUID_COORDINATOR_URL"])
     finally:
