@@ -76,9 +76,13 @@ class OrganisationAnswers(LogParts):
 
     def handovers(self) -> pd.DataFrame:
         """Handover of work: per (``from_resource``, ``to_resource``) how often a task of one is directly
-        followed in its case by a task of the other (``handovers``, same resource included, as pm4py's
-        handover-of-work network counts them), in how many ``cases``, and the ``mean_wait`` and
-        ``median_wait`` between the two tasks (one statement; see :func:`._sql.resources.handovers`)."""
+        followed in its case by a task of the other — consecutive tasks in the task order (start, end,
+        activity, resource), overlapping and identical tasks included, same resource included: exactly the
+        counts of pm4py's ``discover_handover_of_work_network(beta=0)`` on the events in that order —, in
+        how many ``cases``, and the ``mean_wait`` and ``median_wait`` between the two tasks (from the first's
+        end to the second's start, zero when the second starts first). One statement, a window over the
+        tasks (see :func:`._sql.resources.handovers`): past ``maxSubqueryRows`` / 2 tasks it needs
+        ``large_subqueries=True``."""
         res = self._resource()
         statement = resources_sql.handovers(self._schema(), self._filters, res)
         frame = self._run(statement)
@@ -93,8 +97,9 @@ class OrganisationAnswers(LogParts):
         self, metric: str = "frequency", stat: str = "median", activities: float = 1.0, paths: float = 0.3
     ) -> ProcessMap:
         """A :class:`~pm_notebook.mining.ProcessMap` over resources: a node per resource (NULL as
-        ``(none)``), an edge per handover (START → first resource and last resource → END included); the
-        same rendering, explorer and exports as :meth:`process_map` (three statements)."""
+        ``(none)``), an edge per handover as :meth:`handovers` counts them (START → first resource and last
+        resource → END included); the same rendering, explorer and exports as :meth:`process_map` (four
+        statements; the two edge statements window the tasks as :meth:`handovers` does)."""
         res = self._resource()
         schema = self._schema()
         sql_nodes, sql_stats = resources_sql.resource_nodes(schema, self._filters, res)
@@ -103,10 +108,12 @@ class OrganisationAnswers(LogParts):
         nodes["cases"] = nodes["cases"].astype("Int64")
         for col in stats_sql.STATS:
             nodes[col] = _ms(nodes[col])
-        sql_edges = resources_sql.resource_edges(schema, self._filters, res)
-        edges = self._edge_frame(sql_edges)
+        sql_in, sql_out = resources_sql.resource_edges(schema, self._filters, res)
+        edges = pd.concat([self._edge_frame(sql_in), self._edge_frame(sql_out)], ignore_index=True)
+        edges = edges.sort_values(["frequency", "source", "target"], ascending=[False, True, True])
         view = MapView(metric=metric, stat=stat, activities=activities, paths=paths)
-        return self._process_map(nodes, edges, [sql_nodes, sql_stats, sql_edges], view, of="resources")
+        statements = [sql_nodes, sql_stats, sql_in, sql_out]
+        return self._process_map(nodes, edges.reset_index(drop=True), statements, view, of="resources")
 
 
 class ControlFlowAnswers(LogParts):

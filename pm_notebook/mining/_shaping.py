@@ -83,6 +83,24 @@ class LogParts:
         )
 
 
+def in_task_order(
+    frame: pd.DataFrame, case: str, start: str, end: str, activity: str, resource: str | None = None
+) -> pd.DataFrame:
+    """*frame*'s rows (one per task) grouped by *case* and each case's tasks in the one task order of
+    :func:`._sql._base.task_order`: start, end, activity name, resource name (a missing name as the empty
+    text); a stable sort, so rows equal in all of them keep the frame's order."""
+    def text(column: str) -> np.ndarray:
+        values = frame[column].astype("object")
+        return np.asarray(values.where(values.notna(), "").astype(str), dtype=object)
+
+    keys = {"_c": frame[case].to_numpy(), "_s": frame[start].to_numpy(), "_e": frame[end].to_numpy()}
+    keys["_a"] = text(activity)
+    if resource is not None and resource in frame.columns:
+        keys["_r"] = text(resource)
+    order = pd.DataFrame(keys).sort_values(list(keys), kind="stable").index.to_numpy()
+    return frame.iloc[order]
+
+
 def _ms(values: pd.Series) -> pd.Series:
     """Milliseconds (BIGINT or DOUBLE, NULLs kept) as a ``timedelta64[ms]`` Series.
 

@@ -11,11 +11,12 @@ import re
 from ...errors import SchemaError
 from .._filters import Filters
 from .._schema import Schema
-from ._base import END, START, Statement, between_activities, quantile, sketch
+from ._base import END, START, Statement, quantile, sketch, task_order
 from .cases import total_cases
 
 __all__ = [
     "RESOURCE_NAMES",
+    "WINDOW_REFUSAL",
     "handovers",
     "resource_column",
     "resource_edges",
@@ -84,49 +85,63 @@ def resources_by_activity(schema: Schema, filters: Filters, res: str) -> Stateme
     return Statement(sql, params)
 
 
-def _ends(schema: Schema, res: str) -> tuple[str, str]:
-    """The two task subqueries a transition is joined to: its source task (by case, activity and end
-    time) and its target task (by case, activity and start time)."""
-    case, act = schema.col("vertex", "case"), schema.col("vertex", "activity")
-    t, end = schema.col("vertex", "time"), schema.col("vertex", "end")
-    table = schema.table("vertex")
-    source = f'SELECT {case} AS "c", {act} AS "a", {end} AS "t", {res} AS "r" FROM {table}'
-    target = f'SELECT {case} AS "c", {act} AS "a", TIMESTAMP_TO_MILLIS({t}) AS "t", {res} AS "r" FROM {table}'
-    return source, target
+#: what a user can do when Druid refuses a statement that windows the tasks (the only thing that helps: a
+#: filter that keeps fewer tasks helps too, but no filter is needed for it to run under the raised limit)
+WINDOW_REFUSAL = (
+    "Open the log with conn.mining(project, large_subqueries=True): this answer orders each case's tasks in a "
+    "window, and Druid holds the window's input and its result on the broker, two rows per task of the "
+    "filtered log (at Druid's default maxSubqueryRows of 100,000: up to 50,000 tasks)."
+)
+
+
+def _tasks_in_order(schema: Schema, filters: Filters, res: str, *, ends: bool = False) -> Statement:
+    """Every task of the filtered log with its place in its case (:func:`._base.task_order`), one window
+    (``LAG``/``LEAD`` over ``PARTITION BY case ORDER BY`` the task order): ``case_id``, ``resource``,
+    ``start_ms``, ``end_ms``, the previous task's ``prev_resource`` and ``prev_end``, and ``pos`` (1 for the
+    case's first task); with *ends*, also ``next_case`` (NULL on the case's last task) and ``case_end``
+    (the latest end of the case's tasks)."""
+    case, t, end = schema.col("vertex", "case"), schema.col("vertex", "time"), schema.col("vertex", "end")
+    where, params = filters.where(schema, "vertex")
+    over = f"OVER (PARTITION BY {case} ORDER BY {task_order(schema, res)})"
+    columns = [
+        f'{case} AS "case_id"',
+        f'{res} AS "resource"',
+        f'TIMESTAMP_TO_MILLIS({t}) AS "start_ms"',
+        f'{end} AS "end_ms"',
+        f'LAG({res}) {over} AS "prev_resource"',
+        f'LAG({end}) {over} AS "prev_end"',
+        f'ROW_NUMBER() {over} AS "pos"',
+    ]
+    if ends:
+        columns += [f'LEAD({case}) {over} AS "next_case"', f'MAX({end}) OVER (PARTITION BY {case}) AS "case_end"']
+    sql = f"SELECT {', '.join(columns)} FROM {schema.table('vertex')}{where}"
+    return Statement(sql, params, windowing=True)
+
+
+#: the wait before a task: from the previous task's end to its start, zero when it starts before that end
+_WAIT = 'GREATEST("start_ms" - "prev_end", 0)'
 
 
 def handovers(schema: Schema, filters: Filters, res: str) -> Statement:
     """Handover of work, one statement: per (``from_resource``, ``to_resource``) the number of directly
-    consecutive tasks of a case (``handovers``: the transitions between activities, START/END left out),
-    the ``cases`` in which it happens, and the ``mean_wait`` and ``median_wait`` between the two tasks.
+    consecutive tasks of a case (``handovers``: task *i* to task *i+1* in the task order of
+    :func:`._base.task_order`, overlapping and identical tasks included, as pm4py's
+    ``discover_handover_of_work_network(beta=0)`` counts them), the ``cases`` in which it happens, and the
+    ``mean_wait`` and ``median_wait`` between the two tasks (from the first's end to the second's start,
+    zero when the second starts before the first ends).
 
-    Each transition is joined to its source task (same case and activity, the task's end = the
-    transition's start) and to its target task (same case and activity, the task's start = the
-    transition's end). An inner GROUP BY per (pair, case) counts the handovers and keeps each case's waits
-    (their sum and count, and a quantiles sketch); the outer one per pair sums them, counts the cases and
-    merges the sketches in its quantile, so the joins run once. Druid inlines
-    both task subqueries (join inputs), so a log with more tasks than ``maxSubqueryRows`` needs the limit
-    raised (``large_subqueries``).
+    A window over the tasks gives each task its predecessor's resource and end (``LAG``); an inner GROUP BY
+    per (pair, case) counts the handovers and keeps each case's waits (their sum and count, and a quantiles
+    sketch); the outer one per pair sums them, counts the cases and merges the sketches in its quantile.
+    Druid inlines the window's input and its result (two rows per task; a GROUP BY over a GROUP BY is not
+    inlined): a log of more than ``maxSubqueryRows`` / 2 tasks needs ``large_subqueries``.
     """
-    src, dst = schema.col("edge", "source"), schema.col("edge", "target")
-    case, t = schema.col("edge", "case"), schema.col("edge", "time")
-    end, d = schema.col("edge", "end"), schema.col("edge", "duration")
-    edge = schema.table("edge")
-    source, target = _ends(schema, res)
-    wait = f'"e".{d}'
-    where, params = filters.where(schema, "edge", between_activities(schema))
-    # the filters name edge columns unqualified: the joined subqueries' columns (c, a, t, r) never clash
-    joined = (
-        f'FROM {edge} AS "e" '
-        f'INNER JOIN ({source}) AS "f" ON "e".{case} = "f"."c" AND "e".{src} = "f"."a" '
-        f'AND TIMESTAMP_TO_MILLIS("e".{t}) = "f"."t" '
-        f'INNER JOIN ({target}) AS "g" ON "e".{case} = "g"."c" AND "e".{dst} = "g"."a" '
-        f'AND "e".{end} = "g"."t"{where}'
-    )
+    window = _tasks_in_order(schema, filters, res)
     per_case = (
-        f'SELECT "f"."r" AS "from_resource", "g"."r" AS "to_resource", "e".{case} AS "case_id", '
-        f'COUNT(*) AS "n", SUM({wait}) AS "wait_total", COUNT({wait}) AS "waits", '
-        f'{sketch(wait)} AS "wait_sketch" {joined} GROUP BY "f"."r", "g"."r", "e".{case}'
+        f'SELECT "prev_resource" AS "from_resource", "resource" AS "to_resource", "case_id", '
+        f'COUNT(*) AS "n", SUM({_WAIT}) AS "wait_total", COUNT({_WAIT}) AS "waits", '
+        f'{sketch(_WAIT)} AS "wait_sketch" FROM ({window.sql}) WHERE "pos" > 1 '
+        f'GROUP BY "prev_resource", "resource", "case_id"'
     )
     sketches = '"wait_sketch"'
     sql = (
@@ -135,34 +150,37 @@ def handovers(schema: Schema, filters: Filters, res: str) -> Statement:
         f'{quantile(0.5, sketches)} AS "median_wait" FROM ({per_case}) '
         f'GROUP BY "from_resource", "to_resource" ORDER BY "handovers" DESC, "from_resource", "to_resource"'
     )
-    return Statement(sql, params)
+    return Statement(sql, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL)
 
 
-def resource_edges(schema: Schema, filters: Filters, res: str) -> Statement:
-    """The resource map's edges: START → first resource, handovers, last resource → END, per pair
-    ``frequency`` and the waiting-time statistics of :mod:`.stats` (from the source task's end to the
-    target task's start). START/END sides are joined to nothing (LEFT JOINs keep them)."""
+def resource_edges(schema: Schema, filters: Filters, res: str) -> tuple[Statement, Statement]:
+    """The resource map's edges, two statements over the same window of the tasks (see :func:`handovers`),
+    per (``source``, ``target``) ``frequency`` and the waiting-time statistics of :mod:`.stats`: each task's
+    incoming edge (START → the case's first resource, wait zero; else the previous task's resource → its
+    resource, the wait of :func:`handovers`), and each case's last resource → END (wait: from its end to the
+    case's latest end). A NULL resource is named ``(none)``."""
     from .stats import _duration_stats
 
-    src, dst = schema.col("edge", "source"), schema.col("edge", "target")
-    case, t = schema.col("edge", "case"), schema.col("edge", "time")
-    end, d = schema.col("edge", "end"), schema.col("edge", "duration")
-    source, target = _ends(schema, res)
-    where, params = filters.where(schema, "edge")
-    wait = f'"e".{d}'
-    from_r = f"CASE WHEN \"e\".{src} = '{START}' THEN '{START}' ELSE COALESCE(\"f\".\"r\", '(none)') END"
-    to_r = f"CASE WHEN \"e\".{dst} = '{END}' THEN '{END}' ELSE COALESCE(\"g\".\"r\", '(none)') END"
-    sql = (
-        f'SELECT {from_r} AS "source", {to_r} AS "target", COUNT(*) AS "frequency", '
-        f"{_duration_stats(wait)} "
-        f'FROM {schema.table("edge")} AS "e" '
-        f'LEFT JOIN ({source}) AS "f" ON "e".{case} = "f"."c" AND "e".{src} = "f"."a" '
-        f'AND TIMESTAMP_TO_MILLIS("e".{t}) = "f"."t" '
-        f'LEFT JOIN ({target}) AS "g" ON "e".{case} = "g"."c" AND "e".{dst} = "g"."a" '
-        f'AND "e".{end} = "g"."t"{where} GROUP BY {from_r}, {to_r} '
+    window = _tasks_in_order(schema, filters, res, ends=True)
+    none = "'(none)'"
+    source = f"CASE WHEN \"pos\" = 1 THEN '{START}' ELSE COALESCE(\"prev_resource\", {none}) END"
+    target = f'COALESCE("resource", {none})'
+    wait = f'CASE WHEN "pos" = 1 THEN 0 ELSE {_WAIT} END'
+    incoming = (
+        f'SELECT {source} AS "source", {target} AS "target", COUNT(*) AS "frequency", {_duration_stats(wait)} '
+        f"FROM ({window.sql}) GROUP BY {source}, {target} "
         f'ORDER BY "frequency" DESC, "source", "target"'
     )
-    return Statement(sql, params)
+    end_wait = 'GREATEST("case_end" - "end_ms", 0)'
+    outgoing = (
+        f"SELECT {target} AS \"source\", '{END}' AS \"target\", COUNT(*) AS \"frequency\", "
+        f'{_duration_stats(end_wait)} FROM ({window.sql}) WHERE "next_case" IS NULL GROUP BY {target} '
+        f'ORDER BY "frequency" DESC, "source"'
+    )
+    return (
+        Statement(incoming, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL),
+        Statement(outgoing, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL),
+    )
 
 
 def resource_nodes(schema: Schema, filters: Filters, res: str) -> tuple[Statement, Statement]:
