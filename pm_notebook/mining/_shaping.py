@@ -89,6 +89,7 @@ def in_task_order(
     """*frame*'s rows (one per task) grouped by *case* and each case's tasks in the one task order of
     :func:`._sql._base.task_order`: start, end, activity name, resource name (a missing name as the empty
     text); a stable sort, so rows equal in all of them keep the frame's order."""
+
     def text(column: str) -> np.ndarray:
         values = frame[column].astype("object")
         return np.asarray(values.where(values.notna(), "").astype(str), dtype=object)

@@ -14,7 +14,7 @@ from pm_notebook.magic import PmSql
 from .conftest import displayed, shown_text
 
 TRANSPORTS = ["druid", "avatica", pytest.param("jdbc", marks=pytest.mark.jdbc)]
-#: Druid 33 inlines a window's input: a limit of 5 rows refuses the LAG below (window functions need no context)
+#: Druid 33 inlines a window's input: a limit of 5 rows refuses the LAG below (no context needed for it)
 LIMIT_REFUSED = r"beyond maximum\[5\] rows"
 LAG = (
     "SELECT caseid, LAG(caseid) OVER (ORDER BY caseid) AS previous FROM {cases} "
@@ -124,5 +124,7 @@ def test_env_file_carries_its_default_context(bare_shell, sandbox, tmp_path):
     bare_shell.run_cell(f"%pmsql --env-file {env}")
     with pytest.raises(QueryError, match=LIMIT_REFUSED):  # the file's limit, sent with the cell
         bare_shell.run_cell("%%pmsql -o lagged\n" + LAG.replace("{cases}", cases))
-    bare_shell.run_cell("%%pmsql -o lagged --context maxSubqueryRows=100000\n" + LAG.replace("{cases}", cases))
+    bare_shell.run_cell(
+        "%%pmsql -o lagged --context maxSubqueryRows=100000\n" + LAG.replace("{cases}", cases)
+    )
     assert bare_shell.user_ns["lagged"]["previous"].notna().sum() == 9

@@ -1,8 +1,8 @@
-"""A generated event log for the perspective answers, with the shapes real logs have: NULL resources, one-event
-cases, ties in timestamps (instantaneous tasks at the previous one's end, cases starting at the same instant,
-two tasks of a case at the same instant), duplicate events (the same case, activity, times and resource twice),
-overlapping tasks (one starting before the previous one ends) and an activity twice in a row; tasks with a
-start and an end, and a ``Region`` attribute; uploaded to a project of its own."""
+"""A generated event log for the perspective answers, with the shapes real logs have: NULL resources, one-
+event cases, ties in timestamps (instantaneous tasks at the previous one's end, cases starting at the same
+instant, two tasks of a case at the same instant), duplicate events (the same case, activity, times and
+resource twice), overlapping tasks (one starting before the previous one ends) and an activity twice in a
+row; tasks with a start and an end, and a ``Region`` attribute; uploaded to a project of its own."""
 
 from __future__ import annotations
 

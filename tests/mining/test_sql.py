@@ -318,11 +318,13 @@ def _new_filters() -> Filters:
 
 
 @pytest.mark.parametrize("filters", [*FILTERS, _new_filters()], ids=["none", "excl", "cond", "mixed", "new"])
-def test_perspective_statements_bind_each_placeholder_and_window_only_the_task_order(filters: Filters) -> None:
+def test_perspective_statements_bind_each_placeholder_and_window_only_the_task_order(
+    filters: Filters,
+) -> None:
     s = schema("_excluded_cases", "", "_variant_name")
     order = (
         'OVER (PARTITION BY "caseid" ORDER BY "__time", "enddate", COALESCE("vertex_name", \'\'), '
-        'COALESCE("resource_lpkr", \'\'))'
+        "COALESCE(\"resource_lpkr\", ''))"
     )
     windowed = 0
     for statement in _new_statements(s, filters):
@@ -332,7 +334,10 @@ def test_perspective_statements_bind_each_placeholder_and_window_only_the_task_o
         if statement.windowing:  # handovers and the resource map's two edge statements: the one task order
             windowed += 1
             overs = len(re.findall(r"\bOVER\b", statement.sql))
-            ordered, whole_case = statement.sql.count(order), statement.sql.count('OVER (PARTITION BY "caseid")')
+            ordered, whole_case = (
+                statement.sql.count(order),
+                statement.sql.count('OVER (PARTITION BY "caseid")'),
+            )
             assert ordered >= 3 and ordered + whole_case == overs, statement.sql
             assert "large_subqueries=True" in (statement.refusal_hint or "")
         else:

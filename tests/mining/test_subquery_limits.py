@@ -1,7 +1,7 @@
 """Every answer and filter under Druid's ``maxSubqueryRows``: plans that inline nothing big run as they
 are; the ones that must inline (a case filter applied to the task or transition table, the windows over
-each case's tasks of the handovers and the resource map) are refused with an error naming ``large_subqueries``,
-and run with it (the raised limit goes in
+each case's tasks of the handovers and the resource map) are refused with an error naming
+``large_subqueries``, and run with it (the raised limit goes in
 those statements' query context).
 
 Most checks lower the limit to 100 rows on a 240-case project (the same plans as 100,000 rows on a

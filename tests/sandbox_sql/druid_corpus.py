@@ -278,7 +278,8 @@ VALID: list[tuple[str, str]] = [
     (
         "lag_lead_over_a_scan",
         "SELECT caseid, vertex_name, LAG(vertex_name) OVER (PARTITION BY caseid ORDER BY __time, enddate), "
-        "LEAD(vertex_name) OVER (PARTITION BY caseid ORDER BY __time, enddate) FROM {v} WHERE caseid < 'PO-00050'",
+        "LEAD(vertex_name) OVER (PARTITION BY caseid ORDER BY __time, enddate) FROM {v} "
+        "WHERE caseid < 'PO-00050'",
     ),
 ]
 

@@ -2,8 +2,8 @@
 ``connect(context=)``, ``PM_QUERY_CONTEXT`` (environment and ``.env``) and ``conn.dbapi(context=)``, on all
 three transports against the sandbox, which acts on ``sqlTimeZone``, ``maxSubqueryRows`` and ``sqlQueryId``
 as Druid 33 does (a window's input is inlined, so a lowered ``maxSubqueryRows`` refuses a ``LAG``; window
-functions need no ``enableWindowing``). A bad context is refused before any request: the sandbox's request counters
-show that no SQL request arrived.
+functions need no ``enableWindowing``). A bad context is refused before any request: the sandbox's request
+counters show that no SQL request arrived.
 
 Expected values come from pandas on the raw rows of the same tables, never from the feature under test.
 """
@@ -74,7 +74,9 @@ def test_lag_needs_no_context_and_a_lowered_limit_refuses_it(conn, demo_tables, 
     assert got["previous"].isna().tolist() == want["previous"].isna().tolist()
     assert got["previous"].dropna().tolist() == want["previous"].dropna().tolist()
     # enableWindowing is accepted and changes nothing (Druid 32 removed it)
-    pd.testing.assert_frame_equal(conn.query(sql, transport=transport, context={"enableWindowing": True}), got)
+    pd.testing.assert_frame_equal(
+        conn.query(sql, transport=transport, context={"enableWindowing": True}), got
+    )
     with pytest.raises(QueryError, match=LIMIT_REFUSED):
         conn.query(sql, transport=transport, context=LOW)
 
@@ -128,9 +130,11 @@ def test_dbapi_sends_its_context(sandbox, connect_workgroup, demo_tables, transp
             cursor.execute(lag_sql(demo_tables))
             rows = cursor.fetchall()
         want = expected_lag(conn, demo_tables)
-        with conn.dbapi(transport=transport, context=LOW) as db:
-            with pytest.raises(ProgrammingError, match=LIMIT_REFUSED):
-                db.cursor().execute(lag_sql(demo_tables))
+        with (
+            conn.dbapi(transport=transport, context=LOW) as db,
+            pytest.raises(ProgrammingError, match=LIMIT_REFUSED),
+        ):
+            db.cursor().execute(lag_sql(demo_tables))
     assert [r[0] for r in rows] == want["caseid"].tolist()
     assert [r[2] for r in rows][1:] == want["previous"].tolist()[1:]
 

@@ -91,7 +91,6 @@ def task_order(schema: Schema, res: str | None = None) -> str:
     return ", ".join(keys)
 
 
-
 def quantile(q: float, column: str) -> str:
     """The aggregate for the *q* quantile of *column*."""
     return f"{QUANTILE}({column}, {q})"

@@ -88,8 +88,8 @@ def resources_by_activity(schema: Schema, filters: Filters, res: str) -> Stateme
 #: what a user can do when Druid refuses a statement that windows the tasks (the only thing that helps: a
 #: filter that keeps fewer tasks helps too, but no filter is needed for it to run under the raised limit)
 WINDOW_REFUSAL = (
-    "Open the log with conn.mining(project, large_subqueries=True): this answer orders each case's tasks in a "
-    "window, and Druid holds the window's input and its result on the broker, two rows per task of the "
+    "Open the log with conn.mining(project, large_subqueries=True): this answer orders each case's tasks in "
+    "a window, and Druid holds the window's input and its result on the broker, two rows per task of the "
     "filtered log (at Druid's default maxSubqueryRows of 100,000: up to 50,000 tasks)."
 )
 
@@ -113,7 +113,10 @@ def _tasks_in_order(schema: Schema, filters: Filters, res: str, *, ends: bool = 
         f'ROW_NUMBER() {over} AS "pos"',
     ]
     if ends:
-        columns += [f'LEAD({case}) {over} AS "next_case"', f'MAX({end}) OVER (PARTITION BY {case}) AS "case_end"']
+        columns += [
+            f'LEAD({case}) {over} AS "next_case"',
+            f'MAX({end}) OVER (PARTITION BY {case}) AS "case_end"',
+        ]
     sql = f"SELECT {', '.join(columns)} FROM {schema.table('vertex')}{where}"
     return Statement(sql, params, windowing=True)
 
@@ -163,17 +166,17 @@ def resource_edges(schema: Schema, filters: Filters, res: str) -> tuple[Statemen
 
     window = _tasks_in_order(schema, filters, res, ends=True)
     none = "'(none)'"
-    source = f"CASE WHEN \"pos\" = 1 THEN '{START}' ELSE COALESCE(\"prev_resource\", {none}) END"
+    source = f'CASE WHEN "pos" = 1 THEN \'{START}\' ELSE COALESCE("prev_resource", {none}) END'
     target = f'COALESCE("resource", {none})'
     wait = f'CASE WHEN "pos" = 1 THEN 0 ELSE {_WAIT} END'
     incoming = (
-        f'SELECT {source} AS "source", {target} AS "target", COUNT(*) AS "frequency", {_duration_stats(wait)} '
-        f"FROM ({window.sql}) GROUP BY {source}, {target} "
+        f'SELECT {source} AS "source", {target} AS "target", COUNT(*) AS "frequency", '
+        f"{_duration_stats(wait)} FROM ({window.sql}) GROUP BY {source}, {target} "
         f'ORDER BY "frequency" DESC, "source", "target"'
     )
     end_wait = 'GREATEST("case_end" - "end_ms", 0)'
     outgoing = (
-        f"SELECT {target} AS \"source\", '{END}' AS \"target\", COUNT(*) AS \"frequency\", "
+        f'SELECT {target} AS "source", \'{END}\' AS "target", COUNT(*) AS "frequency", '
         f'{_duration_stats(end_wait)} FROM ({window.sql}) WHERE "next_case" IS NULL GROUP BY {target} '
         f'ORDER BY "frequency" DESC, "source"'
     )

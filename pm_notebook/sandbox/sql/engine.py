@@ -112,7 +112,7 @@ class _Workgroup:
     catalog: Catalog
     gate: threading.BoundedSemaphore
     #: (sql, time zone) -> translation
-    translations: OrderedDict[tuple[str, bool, str | None], Translated] = field(default_factory=OrderedDict)
+    translations: OrderedDict[tuple[str, str | None], Translated] = field(default_factory=OrderedDict)
     #: (sql, parameter types) -> result shape
     shapes: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], tuple[list[Column], list[str]]] = field(
         default_factory=OrderedDict

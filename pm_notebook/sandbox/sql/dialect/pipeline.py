@@ -235,10 +235,7 @@ def _window_input(select: exp.Select) -> str | None:
     LIMIT and DISTINCT), as DuckDB SQL; ``None`` when the SELECT itself computes no window function (one in
     a nested subquery belongs to that subquery)."""
     own = [
-        w
-        for e in select.expressions
-        for w in e.find_all(exp.Window)
-        if w.find_ancestor(exp.Select) is select
+        w for e in select.expressions for w in e.find_all(exp.Window) if w.find_ancestor(exp.Select) is select
     ]
     if not own:
         return None
