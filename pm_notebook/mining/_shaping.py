@@ -39,8 +39,11 @@ class LogParts:
         _project: Project
         _filters: Filters
         _resource_name: str | None
+        _context: dict[str, Any] | None
+        _max_subquery_rows: int
 
         def _schema(self) -> Schema: ...
+        def _excluded_cases(self) -> int: ...
         def _run(self, statement: Statement) -> pd.DataFrame: ...
         def _answer(
             self, frame: pd.DataFrame, statements: Sequence[Statement], **attrs: Any

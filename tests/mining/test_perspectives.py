@@ -202,6 +202,36 @@ def test_sequences_follow_the_one_task_order(glog, events):
     assert len(alone) == 1 and alone["activities"].iloc[0] == " → ".join(want[row.example_case])
 
 
+def test_a_log_larger_than_one_window_is_answered_in_parts_of_whole_cases(gen_conn, glog, events):
+    """Under a limit of 60 rows one window holds 30 tasks: handovers() and the resource map cut the log into
+    ranges of whole cases and add the parts up — counts exact, the same as in one window; medians pooled
+    from the parts' percentiles, within 1 % of rank of the exact ones."""
+    whole = glog.handovers()
+    small = gen_conn.mining(glog.project, context={"maxSubqueryRows": 60}).with_excluded()
+    got = small.handovers()
+    assert got.attrs["parts"] > 30 and got.attrs["sql"].count("PARTITION BY") >= 3 * got.attrs["parts"]
+    key = ["from_resource", "to_resource"]
+    merged = got.merge(whole, on=key, how="outer", suffixes=("", "_whole"), indicator=True)
+    assert (merged["_merge"] == "both").all()
+    assert (merged["handovers"] == merged["handovers_whole"]).all()
+    assert (merged["cases"] == merged["cases_whole"]).all()
+    assert ((merged["mean_wait"] - merged["mean_wait_whole"]).abs() <= pd.Timedelta(milliseconds=1)).all()
+    pairs = _pairs(events).assign(
+        f=lambda p: p["from_resource"].map(_key), t=lambda p: p["to_resource"].map(_key)
+    )
+    for r in got.itertuples():
+        waits = pairs.loc[(pairs["f"] == _key(r.from_resource)) & (pairs["t"] == _key(r.to_resource)), "wait"]
+        ms = np.sort((waits / pd.Timedelta(milliseconds=1)).to_numpy())
+        lo = np.quantile(ms, max(0.0, 0.5 - 0.01), method="inverted_cdf")
+        hi = np.quantile(ms, min(1.0, 0.5 + 0.01), method="inverted_cdf")
+        assert lo <= _ms(r.median_wait) <= hi, (r.from_resource, r.to_resource)
+    edges = small.resource_map(paths=1.0).edges.set_index(["source", "target"])
+    want = glog.resource_map(paths=1.0).edges.set_index(["source", "target"])
+    assert edges["frequency"].sort_index().equals(want["frequency"].sort_index())
+    for col in ("total", "min", "max"):
+        assert edges[col].sort_index().equals(want[col].sort_index()), col
+
+
 def test_endpoints_and_trace_lengths(glog, events):
     ev = ordered(events)
     got = glog.endpoints()

@@ -15,14 +15,19 @@ from ._base import END, START, Statement, quantile, sketch, task_order
 from .cases import total_cases
 
 __all__ = [
+    "ALL_CASES",
+    "GRID",
     "RESOURCE_NAMES",
     "WINDOW_REFUSAL",
+    "CaseRange",
     "handovers",
     "resource_column",
     "resource_edges",
     "resource_nodes",
     "resources",
     "resources_by_activity",
+    "task_counts",
+    "total_tasks",
 ]
 
 #: the dimension names tried, in order, when no resource column is named
@@ -89,19 +94,57 @@ def resources_by_activity(schema: Schema, filters: Filters, res: str) -> Stateme
 #: filter that keeps fewer tasks helps too, but no filter is needed for it to run under the raised limit)
 WINDOW_REFUSAL = (
     "Open the log with conn.mining(project, large_subqueries=True): this answer orders each case's tasks in "
-    "a window, and Druid holds the window's input and its result on the broker, two rows per task of the "
-    "filtered log (at Druid's default maxSubqueryRows of 100,000: up to 50,000 tasks)."
+    "a window, and Druid holds the window's input and its result on the broker, two rows per task. The log "
+    "already answers in parts of whole cases of at most maxSubqueryRows / 2 tasks (50,000 at Druid's "
+    "default); what is left is a single case with more tasks than that, or a broker whose limit is lower."
 )
 
 
-def _tasks_in_order(schema: Schema, filters: Filters, res: str, *, ends: bool = False) -> Statement:
+#: a range of case ids, ``[low, high)`` in the service's string order (``None``: unbounded): the cases of one
+#: part of a log too large for one window (see :func:`task_counts`)
+CaseRange = tuple[str | None, str | None]
+#: every case
+ALL_CASES: CaseRange = (None, None)
+#: the quantiles each part of a split log reports per edge, merged by the caller (the middle of each 1 %)
+GRID = tuple((j + 0.5) / 100 for j in range(100))
+
+
+def total_tasks(schema: Schema, filters: Filters) -> Statement:
+    """The filtered log's number of tasks (``tasks``), one row: whether one window can hold them."""
+    where, params = filters.where(schema, "vertex")
+    return Statement(f'SELECT COUNT(*) AS "tasks" FROM {schema.table("vertex")}{where}', params)
+
+
+def task_counts(schema: Schema, filters: Filters) -> Statement:
+    """Per case (``case_id``, in the service's order of case ids) its number of ``tasks``: where a log too
+    large for one window is cut into ranges of whole cases (a GROUP BY: nothing inlined)."""
+    case = schema.col("vertex", "case")
+    where, params = filters.where(schema, "vertex")
+    sql = (
+        f'SELECT {case} AS "case_id", COUNT(*) AS "tasks" FROM {schema.table("vertex")}{where} '
+        f"GROUP BY {case} ORDER BY {case}"
+    )
+    return Statement(sql, params)
+
+
+def _grid(column: str) -> str:
+    return ", ".join(f'{quantile(q, column)} AS "g{j}"' for j, q in enumerate(GRID))
+
+
+def _tasks_in_order(
+    schema: Schema, filters: Filters, res: str, *, ends: bool = False, cases: CaseRange = ALL_CASES
+) -> Statement:
     """Every task of the filtered log with its place in its case (:func:`._base.task_order`), one window
     (``LAG``/``LEAD`` over ``PARTITION BY case ORDER BY`` the task order): ``case_id``, ``resource``,
     ``start_ms``, ``end_ms``, the previous task's ``prev_resource`` and ``prev_end``, and ``pos`` (1 for the
     case's first task); with *ends*, also ``next_case`` (NULL on the case's last task) and ``case_end``
-    (the latest end of the case's tasks)."""
+    (the latest end of the case's tasks). *cases* keeps the tasks of a range of case ids."""
     case, t, end = schema.col("vertex", "case"), schema.col("vertex", "time"), schema.col("vertex", "end")
-    where, params = filters.where(schema, "vertex")
+    low, high = cases
+    bounds = [(f"{case} >= ?", low), (f"{case} < ?", high)]
+    kept = [(cond, value) for cond, value in bounds if value is not None]
+    extra = [(" AND ".join(c for c, _ in kept), tuple(v for _, v in kept))] if kept else []
+    where, params = filters.where(schema, "vertex", *extra)
     over = f"OVER (PARTITION BY {case} ORDER BY {task_order(schema, res)})"
     columns = [
         f'{case} AS "case_id"',
@@ -125,7 +168,9 @@ def _tasks_in_order(schema: Schema, filters: Filters, res: str, *, ends: bool = 
 _WAIT = 'GREATEST("start_ms" - "prev_end", 0)'
 
 
-def handovers(schema: Schema, filters: Filters, res: str) -> Statement:
+def handovers(
+    schema: Schema, filters: Filters, res: str, cases: CaseRange = ALL_CASES, *, grid: bool = False
+) -> Statement:
     """Handover of work, one statement: per (``from_resource``, ``to_resource``) the number of directly
     consecutive tasks of a case (``handovers``: task *i* to task *i+1* in the task order of
     :func:`._base.task_order`, overlapping and identical tasks included, as pm4py's
@@ -137,9 +182,11 @@ def handovers(schema: Schema, filters: Filters, res: str) -> Statement:
     per (pair, case) counts the handovers and keeps each case's waits (their sum and count, and a quantiles
     sketch); the outer one per pair sums them, counts the cases and merges the sketches in its quantile.
     Druid inlines the window's input and its result (two rows per task; a GROUP BY over a GROUP BY is not
-    inlined): a log of more than ``maxSubqueryRows`` / 2 tasks needs ``large_subqueries``.
+    inlined): one statement holds at most ``maxSubqueryRows`` / 2 tasks, so a larger log is answered in
+    parts, each a *cases* range (its pairs' ``wait_total`` and ``waits`` add up; with *grid*, the
+    :data:`GRID` quantiles ``g0``... of each pair's waits, which the caller merges).
     """
-    window = _tasks_in_order(schema, filters, res)
+    window = _tasks_in_order(schema, filters, res, cases=cases)
     per_case = (
         f'SELECT "prev_resource" AS "from_resource", "resource" AS "to_resource", "case_id", '
         f'COUNT(*) AS "n", SUM({_WAIT}) AS "wait_total", COUNT({_WAIT}) AS "waits", '
@@ -150,34 +197,39 @@ def handovers(schema: Schema, filters: Filters, res: str) -> Statement:
     sql = (
         f'SELECT "from_resource", "to_resource", SUM("n") AS "handovers", COUNT(*) AS "cases", '
         f'CAST(SUM("wait_total") AS DOUBLE) / NULLIF(SUM("waits"), 0) AS "mean_wait", '
-        f'{quantile(0.5, sketches)} AS "median_wait" FROM ({per_case}) '
+        f'{quantile(0.5, sketches)} AS "median_wait", SUM("wait_total") AS "wait_total", '
+        f'SUM("waits") AS "waits"{", " + _grid(sketches) if grid else ""} FROM ({per_case}) '
         f'GROUP BY "from_resource", "to_resource" ORDER BY "handovers" DESC, "from_resource", "to_resource"'
     )
     return Statement(sql, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL)
 
 
-def resource_edges(schema: Schema, filters: Filters, res: str) -> tuple[Statement, Statement]:
+def resource_edges(
+    schema: Schema, filters: Filters, res: str, cases: CaseRange = ALL_CASES, *, grid: bool = False
+) -> tuple[Statement, Statement]:
     """The resource map's edges, two statements over the same window of the tasks (see :func:`handovers`),
     per (``source``, ``target``) ``frequency`` and the waiting-time statistics of :mod:`.stats`: each task's
     incoming edge (START → the case's first resource, wait zero; else the previous task's resource → its
     resource, the wait of :func:`handovers`), and each case's last resource → END (wait: from its end to the
-    case's latest end). A NULL resource is named ``(none)``."""
+    case's latest end). A NULL resource is named ``(none)``. *cases* and *grid* as in :func:`handovers`."""
     from .stats import _duration_stats
 
-    window = _tasks_in_order(schema, filters, res, ends=True)
+    window = _tasks_in_order(schema, filters, res, ends=True, cases=cases)
     none = "'(none)'"
     source = f'CASE WHEN "pos" = 1 THEN \'{START}\' ELSE COALESCE("prev_resource", {none}) END'
     target = f'COALESCE("resource", {none})'
     wait = f'CASE WHEN "pos" = 1 THEN 0 ELSE {_WAIT} END'
     incoming = (
         f'SELECT {source} AS "source", {target} AS "target", COUNT(*) AS "frequency", '
-        f"{_duration_stats(wait)} FROM ({window.sql}) GROUP BY {source}, {target} "
+        f"{_duration_stats(wait)}{', ' + _grid(wait) if grid else ''} FROM ({window.sql}) "
+        f"GROUP BY {source}, {target} "
         f'ORDER BY "frequency" DESC, "source", "target"'
     )
     end_wait = 'GREATEST("case_end" - "end_ms", 0)'
     outgoing = (
         f'SELECT {target} AS "source", \'{END}\' AS "target", COUNT(*) AS "frequency", '
-        f'{_duration_stats(end_wait)} FROM ({window.sql}) WHERE "next_case" IS NULL GROUP BY {target} '
+        f"{_duration_stats(end_wait)}{', ' + _grid(end_wait) if grid else ''} FROM ({window.sql}) "
+        f'WHERE "next_case" IS NULL GROUP BY {target} '
         f'ORDER BY "frequency" DESC, "source"'
     )
     return (

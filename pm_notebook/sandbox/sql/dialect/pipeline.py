@@ -204,12 +204,14 @@ def _inlined(tree: exp.Expr) -> tuple[tuple[str, str], ...]:
         if window_input is not None:
             found.append(("window-input", window_input))
     for sub in tree.find_all(exp.Subquery):
-        if isinstance(sub.parent, exp.From) and sub.this.find(exp.Window) is not None:
-            body = sub.this
+        body = sub.this
+        # a subquery that computes window functions itself (a window deeper down is that subquery's own: a
+        # GROUP BY over a GROUP BY over a window inlines the window, not the inner GROUP BY)
+        own = _window_input(body) if isinstance(body, exp.Select) else None
+        if isinstance(sub.parent, exp.From) and own is not None:
             # a window keeps its input's rows: without LIMIT or DISTINCT its result counts as its input
-            same = isinstance(body, exp.Select) and not any(body.args.get(k) for k in ("limit", "distinct"))
-            rows = _window_input(body) if same else None
-            found.append(("window", rows if rows is not None else body.sql(dialect="duckdb")))
+            same = not any(body.args.get(k) for k in ("limit", "distinct"))
+            found.append(("window", own if same else body.sql(dialect="duckdb")))
             windowed.add(id(sub))
     for node in tree.find_all(exp.In):
         query = node.args.get("query")
