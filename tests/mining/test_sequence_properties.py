@@ -117,6 +117,15 @@ def test_sequences_handovers_and_the_resource_map_against_pandas_and_pm4py(conn,
         counts = {k: round(share * total) for k, share in network.connections.items()}
         assert counts == {k: int(r.handovers) for k, r in rows.items()}
 
+    # the same answers in parts of whole cases (a limit of 24 rows: 12 tasks a window, a case has at most 10)
+    parted = conn.mining(project, context={"maxSubqueryRows": 24}).with_excluded()
+    split = parted.handovers()
+    assert (split.attrs["parts"] > 1) == (len(events) > 12)  # one window holds 12 tasks
+    assert {
+        (_name(r.from_resource), _name(r.to_resource)): (r.handovers, r.cases) for r in split.itertuples()
+    } == {k: (r.handovers, r.cases) for k, r in rows.items()}
+    split_edges = parted.resource_map(paths=1.0).edges
+
     # the resource map: START → first resource, each handover, last resource → END, nothing else
     by_case = ev.groupby("case:concept:name")["r"]
     edges = {("START", r): n for r, n in by_case.first().value_counts().items()}
@@ -125,6 +134,7 @@ def test_sequences_handovers_and_the_resource_map_against_pandas_and_pm4py(conn,
         edges[(f, t)] = edges.get((f, t), 0) + n
     drawn = log.resource_map(paths=1.0).edges
     assert {(e.source, e.target): e.frequency for e in drawn.itertuples()} == edges
+    assert {(e.source, e.target): e.frequency for e in split_edges.itertuples()} == edges
 
     # variants() and to_pm4py(): each case's activities in the task order
     sequences = ev.groupby("case:concept:name")["concept:name"].apply(tuple)
