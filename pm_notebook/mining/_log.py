@@ -30,7 +30,7 @@ from ._filters import (
 )
 from ._perspectives import ControlFlowAnswers, OrganisationAnswers, TimeAnswers
 from ._schema import Schema, read_schema
-from ._shaping import MapView, _ms, _rounded
+from ._shaping import MapView, _ms, _rounded, in_task_order
 from ._source import Source
 from ._sql import cases as cases_sql
 from ._sql import conformance as conformance_sql
@@ -248,12 +248,13 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
                 raise
             raise QueryError(
                 f"Druid refused the answer: a subquery it must inline (a case filter on the task or "
-                f"transition table, a join, or the window of inter-arrival times) produced more than "
-                f"{int(limit.group(1)):,} rows (maxSubqueryRows).",
+                f"transition table, a join, or a window: the one over each case's tasks, or the one of "
+                f"inter-arrival times) produced more than {int(limit.group(1)):,} rows (maxSubqueryRows).",
                 sql=statement.sql,
                 sqlstate=exc.sqlstate,
                 server_message=exc.server_message,
-                hint="Open the log with conn.mining(project, large_subqueries=True) to raise the limit in "
+                hint=statement.refusal_hint
+                or "Open the log with conn.mining(project, large_subqueries=True) to raise the limit in "
                 "these statements' query context (the broker then holds that many rows in memory), or "
                 + (
                     "ask arrivals(freq, quantiles=()) for the counts and mean gaps alone (no window)."
@@ -348,12 +349,12 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         return self._answer(frame, [statement, *sql_seq], total_cases=total)
 
     def _sequences(self, case_ids: list[str]) -> tuple[dict[str, str], list[Statement]]:
-        """``caseid -> "A → B → C"`` for a few example cases (their tasks, ordered by start then end)."""
+        """``caseid -> "A → B → C"`` for a few example cases (their tasks in the task order: start, end, then
+        the activity's name)."""
         if not case_ids:
             return {}, []
         statement = variants_sql.sequences(self._schema(), case_ids)
-        rows = self._run(statement)
-        rows = rows.assign(_order=np.arange(len(rows))).sort_values(["case_id", "started", "ended", "_order"])
+        rows = in_task_order(self._run(statement), "case_id", "started", "ended", "activity")
         out = {str(k): " → ".join(g["activity"].astype(str)) for k, g in rows.groupby("case_id", sort=False)}
         return out, [statement]
 
@@ -548,13 +549,17 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         ``concept:name``, ``time:timestamp`` = task end, ``start_timestamp``, dimensions under the names
         the log was uploaded with — ``org:resource``, ``lifecycle:transition`` — where the project's
         mapping knows them; a plain ``resource`` becomes ``org:resource``), fetched in chunks of
-        *chunk_rows* and sorted by case and time.
+        *chunk_rows*, grouped by case and each case's tasks in the task order of every answer (start, end,
+        activity, ``org:resource``; docs/mining.md). pm4py's own functions re-sort by their
+        ``timestamp_key`` (stable): pass ``timestamp_key="start_timestamp"`` to keep this order.
 
         pm_notebook never imports pm4py; pass the frame to ``pm4py.format_dataframe`` or its functions.
         """
         frames = list(self.iter_events(dimensions, chunk_rows=chunk_rows))
         frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-        frame = frame.sort_values(["case:concept:name", "time:timestamp", "start_timestamp"], kind="stable")
+        frame = in_task_order(
+            frame, "case:concept:name", "start_timestamp", "time:timestamp", "concept:name", "org:resource"
+        )
         sql, params = self.event_sql(dimensions)
         return self._answer(frame, [Statement(sql, params)], events=True)
 

@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from .._cells import cell_int
@@ -22,7 +23,7 @@ from ._sql import controlflow as controlflow_sql
 from ._sql import resources as resources_sql
 from ._sql import stats as stats_sql
 from ._sql import timing as timing_sql
-from ._sql._base import check_quantiles, period, qname
+from ._sql._base import Statement, check_quantiles, period, qname
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._charts import Chart
@@ -89,18 +90,58 @@ class OrganisationAnswers(LogParts):
 
     def handovers(self) -> pd.DataFrame:
         """Handover of work: per (``from_resource``, ``to_resource``) how often a task of one is directly
-        followed in its case by a task of the other (``handovers``, same resource included, as pm4py's
-        handover-of-work network counts them), in how many ``cases``, and the ``mean_wait`` and
-        ``median_wait`` between the two tasks (one statement; see :func:`._sql.resources.handovers`)."""
+        followed in its case by a task of the other — consecutive tasks in the task order (start, end,
+        activity, resource), overlapping and identical tasks included, same resource included: exactly the
+        counts of pm4py's ``discover_handover_of_work_network(beta=0)`` on the events in that order —, in
+        how many ``cases``, and the ``mean_wait`` and ``median_wait`` between the two tasks (from the first's
+        end to the second's start, zero when the second starts first). One statement, a window over the
+        tasks (see :func:`._sql.resources.handovers`): past ``maxSubqueryRows`` / 2 tasks it needs
+        ``large_subqueries=True``."""
         res = self._resource()
-        statement = resources_sql.handovers(self._schema(), self._filters, res)
-        frame = self._run(statement)
+        schema = self._schema()
+        parts, statements = self._case_parts()
+        grid = len(parts) > 1
+        chunks = [resources_sql.handovers(schema, self._filters, res, part, grid=grid) for part in parts]
+        frames = [self._run(statement) for statement in chunks]
+        frame = frames[0] if not grid else _merge_handovers(frames)
+        statements += chunks
         frame["handovers"] = frame["handovers"].astype("Int64")
         frame["cases"] = frame["cases"].astype("Int64")
         frame["mean_wait"] = _ms(frame["mean_wait"])
         frame["median_wait"] = _ms(frame["median_wait"])
         frame = frame[["from_resource", "to_resource", "handovers", "cases", "mean_wait", "median_wait"]]
-        return self._answer(frame, [statement])
+        return self._answer(frame, statements, parts=len(parts))
+
+    def _case_parts(self) -> tuple[list[resources_sql.CaseRange], list[Statement]]:
+        """The ranges of whole cases whose tasks one window may hold (``maxSubqueryRows`` / 2 tasks: Druid
+        inlines a window's input and its result, beside what the filters inline), and the statements that
+        found them: a count of the filtered tasks; when they are more, the tasks per case in case order, cut
+        greedily."""
+        asked = (self._context or {}).get("maxSubqueryRows", DRUID_SUBQUERY_ROWS)
+        limit = self._max_subquery_rows or int(asked)
+        schema = self._schema()
+        # what the filters inline themselves counts too: the excluded cases (their number is known), or,
+        # for a case filter's semi-join, a quarter of the limit set aside
+        where, _ = self._filters.where(schema, "vertex")
+        reserve = 0
+        if "(SELECT" in where:
+            reserve = self._excluded_cases() if not self._filters.cases else limit // 4
+        budget = max(1, (limit - reserve) // 2) if limit >= 0 else 2**62
+        total = resources_sql.total_tasks(schema, self._filters)
+        if cell_int(self._run(total).iloc[0, 0]) <= budget:
+            return [resources_sql.ALL_CASES], [total]
+        plan = resources_sql.task_counts(schema, self._filters)
+        counts = self._run(plan)
+        parts: list[resources_sql.CaseRange] = []
+        low: str | None = None
+        held = 0
+        for case_id, tasks in zip(counts["case_id"].astype(str), counts["tasks"], strict=True):
+            if held and held + int(tasks) > budget:
+                parts.append((low, case_id))
+                low, held = case_id, 0
+            held += int(tasks)
+        parts.append((low, None))
+        return parts, [total, plan]
 
     def resource_map(
         self,
@@ -111,7 +152,8 @@ class OrganisationAnswers(LogParts):
     ) -> ProcessMap:
         """A :class:`~pm_notebook.mining.ProcessMap` over resources: a node per resource (NULL as
         ``(none)``), an edge per handover (START → first resource and last resource → END included); the
-        same rendering, explorer and exports as :meth:`process_map` (three statements).
+        same rendering, explorer and exports as :meth:`process_map`; handovers counted as :meth:`handovers`
+        counts them (four statements; the two edge statements window the tasks as :meth:`handovers` does).
 
         Every resource and handover is fetched; the map *opens* on a readable part of them. By default
         (``activities=None``) it shows the :data:`RESOURCE_MAP_NODES` (25) resources with the most tasks
@@ -129,8 +171,19 @@ class OrganisationAnswers(LogParts):
         nodes["cases"] = nodes["cases"].astype("Int64")
         for col in stats_sql.STATS:
             nodes[col] = _ms(nodes[col])
-        sql_edges = resources_sql.resource_edges(schema, self._filters, res)
-        edges = self._edge_frame(sql_edges)
+        parts, statements = self._case_parts()
+        grid = len(parts) > 1
+        frames = []
+        for part in parts:
+            sql_in, sql_out = resources_sql.resource_edges(schema, self._filters, res, part, grid=grid)
+            frames += [self._run(sql_in), self._run(sql_out)]
+            statements += [sql_in, sql_out]
+        edges = pd.concat(frames, ignore_index=True) if not grid else _merge_edges(frames)
+        edges["frequency"] = edges["frequency"].astype("Int64")
+        for col in stats_sql.STATS:
+            edges[col] = _ms(edges[col])
+        edges = edges.sort_values(["frequency", "source", "target"], ascending=[False, True, True])
+        edges = edges.reset_index(drop=True)
         auto_activities, auto_paths = default_shares(
             nodes, edges, max_nodes=RESOURCE_MAP_NODES, max_paths=RESOURCE_MAP_PATHS, paths=0.3
         )
@@ -140,7 +193,8 @@ class OrganisationAnswers(LogParts):
             activities=auto_activities if activities is None else activities,
             paths=auto_paths if paths is None else paths,
         )
-        return self._process_map(nodes, edges, [sql_nodes, sql_stats, sql_edges], view, of="resources")
+        statements = [sql_nodes, sql_stats, *statements]
+        return self._process_map(nodes, edges, statements, view, of="resources")
 
 
 class ControlFlowAnswers(LogParts):
@@ -272,3 +326,79 @@ class TimeAnswers(LogParts):
         for col in ("mean_waiting", "median_waiting", "total_waiting"):
             frame[col] = _ms(frame[col])
         return self._answer(frame, [sql_nodes, sql_wait])
+
+
+#: Druid's default ``maxSubqueryRows`` (``druid.server.http.maxSubqueryRows``), assumed when the log sets none
+DRUID_SUBQUERY_ROWS = 100_000
+
+
+def _pooled_quantile(counts: np.ndarray, grids: np.ndarray, q: float) -> float:
+    """The *q* quantile of several parts' values, each part known by its count and its :data:`GRID`
+    quantiles: each grid point stands for 1 % of its part's values, and the quantile is the inverted-CDF one
+    of that pooled, weighted sample (within 1 % of rank of the exact one, plus each part's own error)."""
+    keep = counts > 0
+    if not keep.any():
+        return math.nan
+    values = grids[keep].ravel()
+    weights = np.repeat(counts[keep] / grids.shape[1], grids.shape[1])
+    known = ~np.isnan(values)
+    values, weights = values[known], weights[known]
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(weights[order])
+    at = int(np.searchsorted(cumulative, q * cumulative[-1] - 1e-9))
+    return float(values[order][min(at, len(values) - 1)])
+
+
+def _grid_columns(frame: pd.DataFrame) -> list[str]:
+    return [f"g{j}" for j in range(len(resources_sql.GRID))]
+
+
+def _merge_handovers(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The handovers of a log answered in parts of whole cases: counts, cases and wait sums add up (a case
+    is in one part), the median is pooled from the parts' quantiles."""
+    both = pd.concat(frames, ignore_index=True)
+    keys = ["from_resource", "to_resource"]
+    grid = _grid_columns(both)
+    rows = []
+    for key, group in both.groupby(keys, dropna=False, sort=False):
+        waits = pd.to_numeric(group["waits"]).to_numpy(dtype="float64")
+        total = float(pd.to_numeric(group["wait_total"]).sum())
+        rows.append(
+            {
+                "from_resource": key[0],
+                "to_resource": key[1],
+                "handovers": int(pd.to_numeric(group["handovers"]).sum()),
+                "cases": int(pd.to_numeric(group["cases"]).sum()),
+                "mean_wait": total / waits.sum() if waits.sum() else math.nan,
+                "median_wait": _pooled_quantile(waits, group[grid].to_numpy(dtype="float64"), 0.5),
+            }
+        )
+    frame = pd.DataFrame(rows)
+    return frame.sort_values(["handovers", *keys], ascending=[False, True, True]).reset_index(drop=True)
+
+
+def _merge_edges(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The resource map's edges of a log answered in parts: frequency, total, min and max add up or
+    combine exactly (the mean is total over frequency), the median and p90 are pooled from the parts'
+    quantiles."""
+    both = pd.concat(frames, ignore_index=True)
+    grid = _grid_columns(both)
+    rows = []
+    for (source, target), group in both.groupby(["source", "target"], sort=False):
+        frequency = pd.to_numeric(group["frequency"]).to_numpy(dtype="float64")
+        total = float(pd.to_numeric(group["total"]).sum())
+        points = group[grid].to_numpy(dtype="float64")
+        rows.append(
+            {
+                "source": source,
+                "target": target,
+                "frequency": int(frequency.sum()),
+                "mean": total / frequency.sum(),
+                "median": _pooled_quantile(frequency, points, 0.5),
+                "p90": _pooled_quantile(frequency, points, 0.9),
+                "total": total,
+                "min": float(pd.to_numeric(group["min"]).min()),
+                "max": float(pd.to_numeric(group["max"]).max()),
+            }
+        )
+    return pd.DataFrame(rows)

@@ -44,8 +44,11 @@ class LogParts:
         #: a task column (quoted) -> its distinct values over the project (``None``: too many to hold),
         #: shared by a log and every log filtered from it
         _values: dict[str, frozenset[str] | None]
+        _context: dict[str, Any] | None
+        _max_subquery_rows: int
 
         def _schema(self) -> Schema: ...
+        def _excluded_cases(self) -> int: ...
         def _run(self, statement: Statement) -> pd.DataFrame: ...
         def _answer(
             self, frame: pd.DataFrame, statements: Sequence[Statement], **attrs: Any
@@ -123,6 +126,25 @@ def dense(frame: pd.DataFrame, iso: str) -> pd.DataFrame:
 
 #: an ISO-8601 period, split into its parts (``_sql._base.period`` has checked it)
 _ISO = re.compile(r"^P(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(?:T(\d+H)?(\d+M)?(\d+S)?)?$")
+
+
+def in_task_order(
+    frame: pd.DataFrame, case: str, start: str, end: str, activity: str, resource: str | None = None
+) -> pd.DataFrame:
+    """*frame*'s rows (one per task) grouped by *case* and each case's tasks in the one task order of
+    :func:`._sql._base.task_order`: start, end, activity name, resource name (a missing name as the empty
+    text); a stable sort, so rows equal in all of them keep the frame's order."""
+
+    def text(column: str) -> np.ndarray:
+        values = frame[column].astype("object")
+        return np.asarray(values.where(values.notna(), "").astype(str), dtype=object)
+
+    keys = {"_c": frame[case].to_numpy(), "_s": frame[start].to_numpy(), "_e": frame[end].to_numpy()}
+    keys["_a"] = text(activity)
+    if resource is not None and resource in frame.columns:
+        keys["_r"] = text(resource)
+    order = pd.DataFrame(keys).sort_values(list(keys), kind="stable").index.to_numpy()
+    return frame.iloc[order]
 
 
 def _ms(values: pd.Series) -> pd.Series:

@@ -14,7 +14,8 @@ from pm_notebook.magic import PmSql
 from .conftest import displayed, shown_text
 
 TRANSPORTS = ["druid", "avatica", pytest.param("jdbc", marks=pytest.mark.jdbc)]
-WINDOWING_REFUSED = r"specify \[enableWindowing\] in query context"
+#: Druid 33 inlines a window's input: a limit of 5 rows refuses the LAG below (no context needed for it)
+LIMIT_REFUSED = r"beyond maximum\[5\] rows"
 LAG = (
     "SELECT caseid, LAG(caseid) OVER (ORDER BY caseid) AS previous FROM {cases} "
     "GROUP BY caseid ORDER BY caseid LIMIT 10"
@@ -39,14 +40,14 @@ def sql_requests(sb) -> dict[str, int]:
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_context_option_reaches_the_broker(pshell, conn, project, transport):
-    with pytest.raises(QueryError, match=WINDOWING_REFUSED) as refused:
-        pshell.run_cell(f"%%pmsql --transport {transport}\n{LAG}")
-    assert "specify [enableWindowing] in query context" in shown_text(refused.value)
-    pshell.run_cell(f"%%pmsql -o lagged --transport {transport} --context enableWindowing=true\n{LAG}")
+    with pytest.raises(QueryError, match=LIMIT_REFUSED) as refused:
+        pshell.run_cell(f"%%pmsql --transport {transport} --context maxSubqueryRows=5\n{LAG}")
+    assert "beyond maximum[5] rows" in shown_text(refused.value)
+    pshell.run_cell(f"%%pmsql -o lagged --transport {transport} --context maxSubqueryRows=100000\n{LAG}")
     got = pshell.user_ns["lagged"]["previous"].tolist()
     want = expected_previous(conn, project)
     assert got[1:] == want[1:] and pd.isna(got[0])
-    assert displayed(pshell)[-1].splitlines()[-1] == "Query context: enableWindowing=true"
+    assert displayed(pshell)[-1].splitlines()[-1] == "Query context: maxSubqueryRows=100000"
 
 
 def test_repeated_context_options_and_the_footer(pshell, conn, project):
@@ -60,14 +61,14 @@ def test_repeated_context_options_and_the_footer(pshell, conn, project):
 
 
 def test_config_context_is_every_cell_default_and_the_option_wins(pshell, conn, project):
-    pshell.run_cell("%config PmSql.context = {'enableWindowing': True}")
-    pshell.run_cell(f"%%pmsql -o lagged\n{LAG}")
-    assert pshell.user_ns["lagged"]["previous"].tolist()[1:] == expected_previous(conn, project)[1:]
-    with pytest.raises(QueryError, match=WINDOWING_REFUSED):
-        pshell.run_cell(f"%%pmsql --context enableWindowing=false\n{LAG}")
-    pshell.run_cell("%config PmSql.context = {}")
-    with pytest.raises(QueryError, match=WINDOWING_REFUSED):
+    pshell.run_cell("%config PmSql.context = {'maxSubqueryRows': 5}")
+    with pytest.raises(QueryError, match=LIMIT_REFUSED):
         pshell.run_cell(f"%%pmsql\n{LAG}")
+    pshell.run_cell(f"%%pmsql -o lagged --context maxSubqueryRows=100000\n{LAG}")
+    assert pshell.user_ns["lagged"]["previous"].tolist()[1:] == expected_previous(conn, project)[1:]
+    pshell.run_cell("%config PmSql.context = {}")
+    pshell.run_cell(f"%%pmsql -o again\n{LAG}")
+    pd.testing.assert_frame_equal(pshell.user_ns["again"], pshell.user_ns["lagged"])
 
 
 def test_config_context_is_checked_when_set(pshell):
@@ -118,8 +119,12 @@ def test_verbose_shows_the_context_sent_with_the_connection_default(
 def test_env_file_carries_its_default_context(bare_shell, sandbox, tmp_path):
     env = tmp_path / "wg.env"
     lines = [f"{k}={v}" for k, v in sandbox.env.items()]
-    env.write_text("\n".join([*lines, 'PM_QUERY_CONTEXT={"enableWindowing": true}', ""]), encoding="utf-8")
+    env.write_text("\n".join([*lines, 'PM_QUERY_CONTEXT={"maxSubqueryRows": 5}', ""]), encoding="utf-8")
     cases = f'"{sandbox.workgroups["demo"].project_ids[0]}"'
     bare_shell.run_cell(f"%pmsql --env-file {env}")
-    bare_shell.run_cell("%%pmsql -o lagged\n" + LAG.replace("{cases}", cases))
+    with pytest.raises(QueryError, match=LIMIT_REFUSED):  # the file's limit, sent with the cell
+        bare_shell.run_cell("%%pmsql -o lagged\n" + LAG.replace("{cases}", cases))
+    bare_shell.run_cell(
+        "%%pmsql -o lagged --context maxSubqueryRows=100000\n" + LAG.replace("{cases}", cases)
+    )
     assert bare_shell.user_ns["lagged"]["previous"].notna().sum() == 9

@@ -53,7 +53,8 @@ def _pairs(frame: pd.DataFrame) -> pd.DataFrame:
             "to_resource": nxt["resource"][same],
             "source": ev["concept:name"][same],
             "target": nxt["concept:name"][same],
-            "wait": (nxt["start_timestamp"] - ev["time:timestamp"])[same],
+            # the documented waiting time: zero when the next task starts before this one ends
+            "wait": (nxt["start_timestamp"] - ev["time:timestamp"]).clip(lower=pd.Timedelta(0))[same],
         }
     )
 
@@ -74,8 +75,15 @@ def test_the_data_has_what_the_answers_must_handle(events):
     sizes = events.groupby("case:concept:name").size()
     assert (sizes == 1).any() and events["resource"].isna().any()
     ev = ordered(events)
-    prev_end = ev.groupby("case:concept:name")["time:timestamp"].shift(1)
+    by_case = ev.groupby("case:concept:name")
+    prev_end, prev_start = by_case["time:timestamp"].shift(1), by_case["start_timestamp"].shift(1)
     assert (ev["start_timestamp"] == prev_end).any()  # ties: a task starting at the previous one's end
+    assert (ev["start_timestamp"] < prev_end).any()  # overlapping tasks
+    assert events.duplicated().any()  # duplicate events
+    same = (ev["start_timestamp"] == prev_start) & (ev["time:timestamp"] == prev_end)
+    other = ev["concept:name"] != by_case["concept:name"].shift(1)
+    assert (same & other).any()  # two activities of a case at the same instant
+    assert (~other & by_case.cumcount().gt(0)).any()  # an activity twice in a row
 
 
 def test_resources(glog, events):
@@ -152,22 +160,76 @@ def test_handovers_match_pm4py(glog, events):
 
 
 def test_resource_map(glog, events):
-    m = glog.resource_map()
-    nodes = m.nodes.set_index("activity")
+    shown = glog.resource_map()
+    nodes = shown.nodes.set_index("activity")
     ev = events.assign(r=events["resource"].fillna("(none)"))
     for name, n in ev.groupby("r").size().items():
         assert nodes.loc[name, "frequency"] == n
-    edges = {(e.source, e.target): e.frequency for e in m.edges.itertuples()}
-    firsts = ordered(ev).groupby("case:concept:name")["r"].first().value_counts()
-    assert all(edges[("START", r)] == n for r, n in firsts.items())
     m = glog.resource_map(paths=1.0)
     edges = {(e.source, e.target): e.frequency for e in m.edges.itertuples()}
+    by_case = ordered(ev).groupby("case:concept:name")["r"]
+    want = {("START", r): n for r, n in by_case.first().value_counts().items()}
+    want |= {(r, "END"): n for r, n in by_case.last().value_counts().items()}
     pairs = _pairs(events).assign(
         f=lambda p: p["from_resource"].fillna("(none)"), t=lambda p: p["to_resource"].fillna("(none)")
     )
-    for (f, t), n in pairs.groupby(["f", "t"]).size().items():
-        assert edges[(f, t)] == n
+    want |= {(f, t): n for (f, t), n in pairs.groupby(["f", "t"]).size().items()}
+    assert edges == want  # every edge, START and END included, exactly; no other
+    default = {(e.source, e.target): e.frequency for e in shown.edges.itertuples()}
+    assert default and all(edges[k] == n for k, n in default.items())  # the default map shows some of them
     assert "<svg" in m.svg() and "(none)" in m.to_dot()
+
+
+def test_sequences_follow_the_one_task_order(glog, events):
+    """Same-instant, duplicate and overlapping tasks: variants(), their example cases and to_pm4py() print
+    each case's activities in the documented order (start, end, activity, resource), the same every time."""
+    want = ordered(events).groupby("case:concept:name")["concept:name"].apply(tuple)
+    frame = glog.to_pm4py(None)
+    got = frame.groupby("case:concept:name", sort=False)["concept:name"].apply(tuple)
+    assert got.to_dict() == want.to_dict()
+    assert frame["case:concept:name"].is_monotonic_increasing  # grouped by case, in case order
+    tied = {c for c, g in events.groupby("case:concept:name") if g["start_timestamp"].duplicated().any()}
+    variants = glog.variants(top=1000)
+    assert int(variants["cases"].sum()) == len(want)  # every variant listed: each example case checked
+    shown = 0
+    for row in variants.itertuples():
+        assert tuple(str(row.activities).split(" → ")) == want[row.example_case], row.example_case
+        shown += row.example_case in tied
+    assert shown  # some example cases have tasks at the same instant
+    # the variant of a tied example case, filtered alone, prints the same sequence
+    row = next(r for r in variants.itertuples() if r.example_case in tied)
+    alone = glog.variants_in(str(row.variant)).variants()
+    assert len(alone) == 1 and alone["activities"].iloc[0] == " → ".join(want[row.example_case])
+
+
+def test_a_log_larger_than_one_window_is_answered_in_parts_of_whole_cases(gen_conn, glog, events):
+    """Under a limit of 60 rows one window holds 30 tasks: handovers() and the resource map cut the log into
+    ranges of whole cases and add the parts up — counts exact, the same as in one window; medians pooled
+    from the parts' percentiles, within 1 % of rank of the exact ones."""
+    whole = glog.handovers()
+    small = gen_conn.mining(glog.project, context={"maxSubqueryRows": 60}).with_excluded()
+    got = small.handovers()
+    assert got.attrs["parts"] > 30 and got.attrs["sql"].count("PARTITION BY") >= 3 * got.attrs["parts"]
+    key = ["from_resource", "to_resource"]
+    merged = got.merge(whole, on=key, how="outer", suffixes=("", "_whole"), indicator=True)
+    assert (merged["_merge"] == "both").all()
+    assert (merged["handovers"] == merged["handovers_whole"]).all()
+    assert (merged["cases"] == merged["cases_whole"]).all()
+    assert ((merged["mean_wait"] - merged["mean_wait_whole"]).abs() <= pd.Timedelta(milliseconds=1)).all()
+    pairs = _pairs(events).assign(
+        f=lambda p: p["from_resource"].map(_key), t=lambda p: p["to_resource"].map(_key)
+    )
+    for r in got.itertuples():
+        waits = pairs.loc[(pairs["f"] == _key(r.from_resource)) & (pairs["t"] == _key(r.to_resource)), "wait"]
+        ms = np.sort((waits / pd.Timedelta(milliseconds=1)).to_numpy())
+        lo = np.quantile(ms, max(0.0, 0.5 - 0.01), method="inverted_cdf")
+        hi = np.quantile(ms, min(1.0, 0.5 + 0.01), method="inverted_cdf")
+        assert lo <= _ms(r.median_wait) <= hi, (r.from_resource, r.to_resource)
+    edges = small.resource_map(paths=1.0).edges.set_index(["source", "target"])
+    want = glog.resource_map(paths=1.0).edges.set_index(["source", "target"])
+    assert edges["frequency"].sort_index().equals(want["frequency"].sort_index())
+    for col in ("total", "min", "max"):
+        assert edges[col].sort_index().equals(want[col].sort_index()), col
 
 
 def test_endpoints_and_trace_lengths(glog, events):

@@ -285,7 +285,7 @@ def _new_statements(s: Schema, f: Filters) -> list[Statement]:
         resources.resources_by_activity(s, f, res),
         resources.handovers(s, f, res),
         *resources.resource_nodes(s, f, res),
-        resources.resource_edges(s, f, res),
+        *resources.resource_edges(s, f, res),
         controlflow.endpoints(s, f),
         controlflow.trace_lengths(s, f),
         controlflow.variant_counts(s, f),
@@ -322,12 +322,31 @@ def _new_filters() -> Filters:
 
 
 @pytest.mark.parametrize("filters", [*FILTERS, _new_filters()], ids=["none", "excl", "cond", "mixed", "new"])
-def test_perspective_statements_bind_each_placeholder_and_use_no_window(filters: Filters) -> None:
+def test_perspective_statements_bind_each_placeholder_and_window_only_the_task_order(
+    filters: Filters,
+) -> None:
     s = schema("_excluded_cases", "", "_variant_name")
+    order = (
+        'OVER (PARTITION BY "caseid" ORDER BY "__time", "enddate", COALESCE("vertex_name", \'\'), '
+        "COALESCE(\"resource_lpkr\", ''))"
+    )
+    windowed = 0
     for statement in _new_statements(s, filters):
         assert placeholders(statement.sql) == len(statement.params), statement.sql
         assert statement.sql.startswith("SELECT ")
-        assert not re.search(r"\bOVER\b|\bQUANTILE_CONT\b|COUNT\(DISTINCT", statement.sql), statement.sql
+        assert not re.search(r"\bQUANTILE_CONT\b|COUNT\(DISTINCT", statement.sql), statement.sql
+        if statement.windowing:  # handovers and the resource map's two edge statements: the one task order
+            windowed += 1
+            overs = len(re.findall(r"\bOVER\b", statement.sql))
+            ordered, whole_case = (
+                statement.sql.count(order),
+                statement.sql.count('OVER (PARTITION BY "caseid")'),
+            )
+            assert ordered >= 3 and ordered + whole_case == overs, statement.sql
+            assert "large_subqueries=True" in (statement.refusal_hint or "")
+        else:
+            assert not re.search(r"\bOVER\b", statement.sql), statement.sql
+    assert windowed == 3
 
 
 @pytest.mark.parametrize("filters", [*FILTERS, _new_filters()], ids=["none", "excl", "cond", "mixed", "new"])
@@ -346,14 +365,13 @@ def test_the_interarrival_statement_is_the_one_window_and_asks_for_it(filters: F
     assert not timing.arrivals(schema(), filters, "P1M").windowing
 
 
-def test_only_the_handover_statements_join_and_case_counts_are_nested_group_bys() -> None:
+def test_no_perspective_statement_joins_and_case_counts_are_nested_group_bys() -> None:
     s = schema()
-    joins = [st for st in _new_statements(s, Filters()) if re.search(r"(?<!CROSS) JOIN ", st.sql)]
-    assert len(joins) == 2 and all("maxSubqueryRows" not in st.sql for st in joins)  # handovers, edges
-    handover = joins[0].sql
-    assert handover.count(" JOIN ") == 2 and 'APPROX_QUANTILE_DS("wait_sketch", 0.5)' in handover
+    assert not [st for st in _new_statements(s, Filters()) if re.search(r"(?<!CROSS) JOIN ", st.sql)]
     from pm_notebook.mining._sql import resources
 
+    handover = resources.handovers(s, Filters(), '"resource_lpkr"').sql
+    assert 'APPROX_QUANTILE_DS("wait_sketch", 0.5)' in handover and '"pos" > 1' in handover
     counts, _ = resources.resources(s, Filters(), '"resource_lpkr"')
     assert 'COUNT(*) AS "cases" FROM (SELECT "resource_lpkr" AS "resource", "caseid"' in counts.sql
 

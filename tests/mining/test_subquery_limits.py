@@ -1,6 +1,7 @@
 """Every answer and filter under Druid's ``maxSubqueryRows``: plans that inline nothing big run as they
-are; the ones that must inline (a case filter applied to the task or transition table, the handover
-joins) are refused with an error naming ``large_subqueries``, and run with it (the raised limit goes in
+are; the ones that must inline (a case filter applied to the task or transition table, the windows over
+each case's tasks of the handovers and the resource map) are refused with an error naming
+``large_subqueries``, and run with it (the raised limit goes in
 those statements' query context).
 
 Most checks lower the limit to 100 rows on a 240-case project (the same plans as 100,000 rows on a
@@ -96,10 +97,6 @@ def _answers(log: ProcessLog) -> dict[str, Any]:
     }
 
 
-#: the answers that join transitions to tasks: Druid inlines the task subqueries
-JOINS = {"handovers", "resource_map"}
-
-
 def test_every_answer_runs_under_a_lowered_limit_without_the_option(small):
     conn, project = small
     log = ProcessLog.open(ContextSource(conn, {"maxSubqueryRows": LIMIT}), project)
@@ -119,6 +116,8 @@ def test_inlining_plans_name_the_option_and_run_with_it(small):
         with pytest.raises(QueryError, match="maxSubqueryRows") as err:
             answer()
         assert "large_subqueries=True" in (err.value.hint or "")
+        if answer in (plain.handovers, plain.resource_map):  # a window over the tasks: only the option helps
+            assert "variants" not in (err.value.hint or "") and "quantiles" not in (err.value.hint or "")
     assert "quantiles=()" in (err.value.hint or "")  # arrivals: the counts and means need no window
     opted = ProcessLog.open(source, project, large_subqueries=True)
     assert opted.arrivals("P1M")["p50_interarrival"].notna().any()
@@ -162,10 +161,13 @@ def test_more_than_100000_cases_at_the_default_limit(large):
     with pytest.raises(QueryError, match="100,000") as err:
         wide.transitions()
     assert "large_subqueries=True" in (err.value.hint or "")
+    # a window over the tasks inlines two rows per task: handovers() answers in parts of whole cases
+    handed = log.handovers()
+    tasks = int(log.summary()["events"].iloc[0])
+    cases = int(log.summary()["cases"].iloc[0])
+    assert handed.attrs["parts"] > 2 * tasks // 100_000 and int(handed["handovers"].sum()) == tasks - cases
     with pytest.raises(QueryError, match="100,000"):
-        log.handovers()  # the task table joined twice: more than 100,000 rows inlined
-    with pytest.raises(QueryError, match="100,000"):
-        everything.arrivals()  # the windowed subquery: one row per case, 100,500 of them
+        everything.arrivals()  # the window over the cases: its input and result, two rows per case
     opted = ProcessLog.open(ContextSource(conn), project, large_subqueries=True).with_excluded()
     got = opted.case_duration(min=pd.Timedelta(0)).transitions()
     assert int(got.loc[got["source"] == "START", "frequency"].sum()) == 100_500

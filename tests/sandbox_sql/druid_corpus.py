@@ -271,6 +271,16 @@ VALID: list[tuple[str, str]] = [
         "start_activities",
         "SELECT destination_vertex_name, COUNT(*) FROM {e} WHERE source_vertex_name = 'START' GROUP BY 1",
     ),
+    (
+        "window_without_context",
+        "SELECT caseid, ROW_NUMBER() OVER (ORDER BY duration) FROM {c} GROUP BY caseid, duration",
+    ),
+    (
+        "lag_lead_over_a_scan",
+        "SELECT caseid, vertex_name, LAG(vertex_name) OVER (PARTITION BY caseid ORDER BY __time, enddate), "
+        "LEAD(vertex_name) OVER (PARTITION BY caseid ORDER BY __time, enddate) FROM {v} "
+        "WHERE caseid < 'PO-00050'",
+    ),
 ]
 
 REFUSED: list[tuple[str, str]] = [
@@ -305,10 +315,6 @@ REFUSED: list[tuple[str, str]] = [
     (
         "or_join",
         "SELECT c.caseid FROM {c} c JOIN {v} v ON c.caseid = v.caseid OR c.processkey = v.processkey LIMIT 1",
-    ),
-    (
-        "window_without_context",
-        "SELECT caseid, ROW_NUMBER() OVER (ORDER BY duration) FROM {c} GROUP BY caseid, duration",
     ),
     ("union_distinct", "SELECT caseid FROM {c} UNION SELECT caseid FROM {v}"),
     ("intersect", "SELECT caseid FROM {c} INTERSECT SELECT caseid FROM {v}"),

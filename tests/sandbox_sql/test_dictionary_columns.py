@@ -67,8 +67,7 @@ def _enum_columns(store, client_id: str) -> dict[tuple[str, str, str], list[str]
 
 
 def _both(engines, client_id: str, sql: str, params: list | None = None):
-    context = {"enableWindowing": True}
-    encoded, plain = (e.execute(client_id, sql, list(params or []), context=context) for e in engines)
+    encoded, plain = (e.execute(client_id, sql, list(params or [])) for e in engines)
     assert encoded.columns == plain.columns
     assert encoded.table.schema == plain.table.schema
     return encoded, plain

@@ -72,19 +72,28 @@ def test_function_errors_carry_a_position(conn, tables, transport):
     assert info.value.position == (2, 3)
 
 
-def test_window_functions_run_with_enable_windowing(druid, tables):
+def test_window_functions_run_without_a_context_and_their_input_counts_as_a_subquery(druid, tables):
     sql = tables.fmt(
         "SELECT caseid, ROW_NUMBER() OVER (ORDER BY caseid) AS rn FROM {c} GROUP BY caseid "
         "ORDER BY caseid LIMIT 3"
     )
-    refused = druid(sql)
-    assert refused.status_code == 400 and "enableWindowing" in refused.json()["errorMessage"]
-    answered = druid(sql, context={"enableWindowing": True})
+    answered = druid(sql)
     assert answered.status_code == 200, answered.text
     assert [row["rn"] for row in answered.json()] == [1, 2, 3]
+    again = druid(sql, context={"enableWindowing": True})  # accepted, changes nothing (Druid 32 removed it)
+    assert again.status_code == 200 and again.json() == answered.json()
+    # Druid 33 materialises the window's input (the GROUP BY's rows, one per case) on the broker
+    refused = druid(sql, context={"maxSubqueryRows": 5})
+    body = refused.json()
+    assert refused.status_code == 400, refused.text
+    assert body["error"] == "Resource limit exceeded" and body["category"] == "INVALID_INPUT"
+    assert body["errorClass"] == "org.apache.druid.query.ResourceLimitExceededException"
+    assert body["errorMessage"].startswith(
+        "Cannot issue the query, subqueries generated results beyond maximum[5] rows."
+    )
 
 
-def test_window_functions_run_with_the_avatica_connection_property(sandbox, demo, tables):
+def test_window_functions_and_the_avatica_connection_properties(sandbox, demo, tables):
     import requests
 
     url = sandbox.sql_url + "/druid/v2/sql/avatica/"
@@ -109,8 +118,8 @@ def test_window_functions_run_with_the_avatica_connection_property(sandbox, demo
             finally:
                 s.post(url, json={"request": "closeConnection", "connectionId": cid})
 
-    refused = run({})
-    assert refused["response"] == "error" and "enableWindowing" in refused["errorMessage"]
-    answered = run({"enableWindowing": "true"})
+    refused = run({"maxSubqueryRows": "5"})  # the window reads one row per case: more than 5
+    assert refused["response"] == "error" and "beyond maximum[5] rows" in refused["errorMessage"]
+    answered = run({})
     assert answered["response"] == "executeResults", answered
     assert len(answered["resultSets"][0]["firstFrame"]["rows"]) == 2

@@ -1,8 +1,9 @@
 """Druid's query context through the public API: ``conn.query(..., context=)`` and its siblings,
 ``connect(context=)``, ``PM_QUERY_CONTEXT`` (environment and ``.env``) and ``conn.dbapi(context=)``, on all
-three transports against the sandbox, which acts on ``enableWindowing``, ``sqlTimeZone``, ``maxSubqueryRows``
-and ``sqlQueryId`` as Druid does. A bad context is refused before any request: the sandbox's request counters
-show that no SQL request arrived.
+three transports against the sandbox, which acts on ``sqlTimeZone``, ``maxSubqueryRows`` and ``sqlQueryId``
+as Druid 33 does (a window's input is inlined, so a lowered ``maxSubqueryRows`` refuses a ``LAG``; window
+functions need no ``enableWindowing``). A bad context is refused before any request: the sandbox's request
+counters show that no SQL request arrived.
 
 Expected values come from pandas on the raw rows of the same tables, never from the feature under test.
 """
@@ -19,7 +20,9 @@ from _sql_transports import TRANSPORTS
 
 from pm_notebook import ConfigurationError, QueryCancelled, QueryError
 
-WINDOWING_REFUSED = r"specify \[enableWindowing\] in query context"
+#: a limit below the rows the LAG's window reads, and Druid's refusal of it
+LOW = {"maxSubqueryRows": 5}
+LIMIT_REFUSED = r"beyond maximum\[5\] rows"
 ZONE = "America/New_York"
 
 
@@ -63,15 +66,19 @@ def sql_requests(sb) -> dict[str, int]:
 
 
 # --- per call: conn.query and its siblings ------------------------------------------------------------------
-def test_lag_without_enable_windowing_is_druid_refusal_with_it_the_result(conn, demo_tables, transport):
+def test_lag_needs_no_context_and_a_lowered_limit_refuses_it(conn, demo_tables, transport):
     sql = lag_sql(demo_tables)
-    with pytest.raises(QueryError, match=WINDOWING_REFUSED):
-        conn.query(sql, transport=transport)
-    got = conn.query(sql, transport=transport, context={"enableWindowing": True})
+    got = conn.query(sql, transport=transport)
     want = expected_lag(conn, demo_tables)
     assert got["caseid"].tolist() == want["caseid"].tolist()
     assert got["previous"].isna().tolist() == want["previous"].isna().tolist()
     assert got["previous"].dropna().tolist() == want["previous"].dropna().tolist()
+    # enableWindowing is accepted and changes nothing (Druid 32 removed it)
+    pd.testing.assert_frame_equal(
+        conn.query(sql, transport=transport, context={"enableWindowing": True}), got
+    )
+    with pytest.raises(QueryError, match=LIMIT_REFUSED):
+        conn.query(sql, transport=transport, context=LOW)
 
 
 def test_sql_time_zone_applies_to_time_floor(conn, demo_tables, transport):
@@ -93,35 +100,41 @@ def test_lowered_max_subquery_rows_refuses(conn, demo_tables, transport):
 
 
 def test_every_statement_method_sends_the_context(conn, demo_tables, transport, tmp_path):
-    sql, context = lag_sql(demo_tables), {"enableWindowing": True}
-    want = conn.query(sql, transport=transport, context=context)
-    got = conn.fetch(sql, transport=transport, context=context, limit=5)
+    sql = lag_sql(demo_tables)
+    want = conn.query(sql, transport=transport)
+    got = conn.fetch(sql, transport=transport, limit=5)
     assert got.frame["previous"].tolist()[1:] == want["previous"].tolist()[1:5]
-    table = conn.query_arrow(sql, transport=transport, context=context)
+    table = conn.query_arrow(sql, transport=transport)
     assert table.column("previous").to_pylist()[1:] == want["previous"].tolist()[1:]
-    chunks = list(conn.query_chunks(sql, transport=transport, context=context, chunk_rows=7))
+    chunks = list(conn.query_chunks(sql, transport=transport, chunk_rows=7))
     assert pd.concat(chunks)["previous"].tolist()[1:] == want["previous"].tolist()[1:]
     path = tmp_path / "lag.parquet"
-    assert conn.to_parquet(sql, path, transport=transport, context=context) == len(want)
+    assert conn.to_parquet(sql, path, transport=transport) == len(want)
     assert pd.read_parquet(path)["previous"].tolist()[1:] == want["previous"].tolist()[1:]
     for refused in (
-        lambda: conn.query_arrow(sql, transport=transport),
-        lambda: list(conn.query_chunks(sql, transport=transport)),
-        lambda: conn.to_parquet(sql, tmp_path / "no.parquet", transport=transport),
+        lambda: conn.fetch(sql, transport=transport, context=LOW, limit=5),
+        lambda: conn.query_arrow(sql, transport=transport, context=LOW),
+        lambda: list(conn.query_chunks(sql, transport=transport, context=LOW)),
+        lambda: conn.to_parquet(sql, tmp_path / "no.parquet", transport=transport, context=LOW),
     ):
-        with pytest.raises(QueryError, match=WINDOWING_REFUSED):
+        with pytest.raises(QueryError, match=LIMIT_REFUSED):
             refused()
 
 
 def test_dbapi_sends_its_context(sandbox, connect_workgroup, demo_tables, transport):
-    with (
-        connect_workgroup(sandbox) as conn,
-        conn.dbapi(transport=transport, context={"enableWindowing": True}) as db,
-    ):
-        cursor = db.cursor()
-        cursor.execute(lag_sql(demo_tables))
-        rows = cursor.fetchall()
+    from pm_notebook.sql.dbapi import ProgrammingError
+
+    with connect_workgroup(sandbox) as conn:
+        with conn.dbapi(transport=transport) as db:
+            cursor = db.cursor()
+            cursor.execute(lag_sql(demo_tables))
+            rows = cursor.fetchall()
         want = expected_lag(conn, demo_tables)
+        with (
+            conn.dbapi(transport=transport, context=LOW) as db,
+            pytest.raises(ProgrammingError, match=LIMIT_REFUSED),
+        ):
+            db.cursor().execute(lag_sql(demo_tables))
     assert [r[0] for r in rows] == want["caseid"].tolist()
     assert [r[2] for r in rows][1:] == want["previous"].tolist()[1:]
 
@@ -156,16 +169,16 @@ def test_sql_query_id_names_the_query_on_the_broker(conn, sandbox):
 def test_connect_context_is_every_query_default_and_a_call_overrides_it(
     sandbox, connect_workgroup, demo_tables, transport
 ):
-    with connect_workgroup(sandbox, context={"enableWindowing": True, "sqlTimeZone": ZONE}) as conn:
-        assert conn.context == {"enableWindowing": True, "sqlTimeZone": ZONE}
-        want = expected_lag(conn, demo_tables)
-        got = conn.query(lag_sql(demo_tables), transport=transport)
-        assert got["previous"].tolist()[1:] == want["previous"].tolist()[1:]
+    with connect_workgroup(sandbox, context={**LOW, "sqlTimeZone": ZONE}) as conn:
+        assert conn.context == {**LOW, "sqlTimeZone": ZONE}
+        with pytest.raises(QueryError, match=LIMIT_REFUSED):
+            conn.query(lag_sql(demo_tables), transport=transport)
         days = conn.query(days_sql(demo_tables), transport=transport)
         assert days["d"].tolist() == expected_days(conn, demo_tables, ZONE).index.tolist()
-        # per call wins, key by key: windowing off again, the zone kept
-        with pytest.raises(QueryError, match=WINDOWING_REFUSED):
-            conn.query(lag_sql(demo_tables), transport=transport, context={"enableWindowing": False})
+        # per call wins, key by key: the limit raised again, the zone kept
+        want = expected_lag(conn, demo_tables)
+        got = conn.query(lag_sql(demo_tables), transport=transport, context={"maxSubqueryRows": 100_000})
+        assert got["previous"].tolist()[1:] == want["previous"].tolist()[1:]
         utc = conn.query(days_sql(demo_tables), transport=transport, context={"sqlTimeZone": "UTC"})
         assert utc["d"].tolist() == expected_days(conn, demo_tables, "UTC").index.tolist()
 
@@ -173,24 +186,26 @@ def test_connect_context_is_every_query_default_and_a_call_overrides_it(
 def test_pm_query_context_from_the_environment(
     sandbox, connect_workgroup, demo_tables, monkeypatch, transport
 ):
-    monkeypatch.setenv("PM_QUERY_CONTEXT", json.dumps({"sqlTimeZone": ZONE, "enableWindowing": "true"}))
+    monkeypatch.setenv("PM_QUERY_CONTEXT", json.dumps({"sqlTimeZone": ZONE, "maxSubqueryRows": "5"}))
     with connect_workgroup(sandbox) as conn:
-        assert conn.context == {"sqlTimeZone": ZONE, "enableWindowing": True}
+        assert conn.context == {"sqlTimeZone": ZONE, "maxSubqueryRows": 5}
         assert conn.settings.sources["context"] == "env"
         days = conn.query(days_sql(demo_tables), transport=transport)
         assert days["d"].tolist() == expected_days(conn, demo_tables, ZONE).index.tolist()
-        conn.query(lag_sql(demo_tables), transport=transport)  # windowing on by the variable
+        with pytest.raises(QueryError, match=LIMIT_REFUSED):  # the limit lowered by the variable
+            conn.query(lag_sql(demo_tables), transport=transport)
     # an argument wins over the variable, {} too
-    with connect_workgroup(sandbox, context={}) as conn, pytest.raises(QueryError, match=WINDOWING_REFUSED):
-        conn.query(lag_sql(demo_tables), transport=transport)
+    with connect_workgroup(sandbox, context={}) as conn:
+        assert conn.query(lag_sql(demo_tables), transport=transport)["previous"].notna().any()
 
 
 def test_pm_query_context_from_a_dotenv_file(sandbox, connect_workgroup, demo_tables, tmp_path):
     env = tmp_path / ".env"
-    env.write_text('PM_QUERY_CONTEXT={"enableWindowing": true}\n', encoding="utf-8")
+    env.write_text('PM_QUERY_CONTEXT={"maxSubqueryRows": 5}\n', encoding="utf-8")
     with connect_workgroup(sandbox, env_file=env) as conn:
         assert conn.settings.sources["context"] == f".env:{env}"
-        assert conn.query(lag_sql(demo_tables))["previous"].notna().any()
+        with pytest.raises(QueryError, match=LIMIT_REFUSED):
+            conn.query(lag_sql(demo_tables))
 
 
 # --- refused before any request -----------------------------------------------------------------------------

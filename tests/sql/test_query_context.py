@@ -1,7 +1,7 @@
 """Druid's query context on every transport: checked before any request, sent as each protocol sends it on a
 real broker (the SQL API's ``context``, Avatica/JDBC connection properties), and acted on by the sandbox:
-``sqlTimeZone``, ``enableWindowing``, ``timeout`` (a :class:`QueryTimeout`), ``maxSubqueryRows`` and
-``sqlQueryId``.
+``sqlTimeZone``, ``timeout`` (a :class:`QueryTimeout`), ``maxSubqueryRows`` and ``sqlQueryId``;
+``enableWindowing`` is accepted and changes nothing, as on Druid 33.
 
 The server is ``numbers_sql`` (tests/conftest.py): a SQL port whose ``numbers`` table holds 100,001 rows, one
 more than Druid's default ``maxSubqueryRows``.
@@ -25,7 +25,8 @@ from pm_notebook.sql.context import check_context, context_properties, merge_con
 NUMBERS = '"numbers"'
 IN_ALL = f"SELECT COUNT(*) AS c FROM {NUMBERS} WHERE n IN (SELECT n FROM {NUMBERS})"
 JOIN_ALL = f"SELECT COUNT(*) AS c FROM {NUMBERS} a JOIN (SELECT n FROM {NUMBERS}) b ON a.n = b.n"
-# a window operator query under a groupBy: Druid's groupBy engine runs only a groupBy subquery itself
+# a window operator query under a groupBy: the window's input (the inner GROUP BY's 100,001 rows) is inlined,
+# and so is its result (Druid's groupBy engine runs only a groupBy subquery itself): 200,002 rows
 WINDOW_ALL = (
     f"SELECT COUNT(*) AS c FROM (SELECT n, n - LAG(n) OVER (ORDER BY n) AS gap FROM {NUMBERS} GROUP BY n) "
     "WHERE gap IS NOT NULL OR n = 0"
@@ -65,32 +66,39 @@ def test_sql_time_zone_reaches_the_broker(transport, numbers_frame):
     assert utc["d"].tolist() == sorted(numbers_frame["__time"].dt.floor("D").unique().tolist())
 
 
-def test_enable_windowing_reaches_the_broker(transport):
+def test_window_functions_need_no_context_and_enable_windowing_changes_nothing(transport):
     sql = f"SELECT n, LAG(n) OVER (ORDER BY n) AS p FROM {NUMBERS} WHERE n < 3 GROUP BY n"
-    with pytest.raises(QueryError, match=r"specify \[enableWindowing\] in query context"):
-        run(transport, sql)
-    got = run(transport, sql, enableWindowing=True)
+    got = run(transport, sql)
     assert got["n"].tolist() == [0, 1, 2]
     assert got["p"].isna().tolist() == [True, False, False] and got["p"].tolist()[1:] == [0, 1]
+    pd.testing.assert_frame_equal(run(transport, sql, enableWindowing=True), got)
+    pd.testing.assert_frame_equal(run(transport, sql, enableWindowing=False), got)
 
 
 @pytest.mark.parametrize(
-    ("sql", "context"),
-    [(IN_ALL, {}), (JOIN_ALL, {}), (WINDOW_ALL, {"enableWindowing": True})],
+    ("sql", "needed"),
+    [(IN_ALL, 100_001), (JOIN_ALL, 100_001), (WINDOW_ALL, 200_002)],
     ids=["in-subquery", "join-subquery", "window-subquery"],
 )
-def test_max_subquery_rows_refused_then_raised(transport, sql, context):
+def test_max_subquery_rows_refused_then_raised(transport, sql, needed):
     with pytest.raises(QueryError) as refused:
-        run(transport, sql, **context)
+        run(transport, sql)
     assert not isinstance(refused.value, QueryTimeout)
     assert "subqueries generated results beyond maximum[100000] rows" in str(refused.value)
     assert "context={'maxSubqueryRows': 200000}" in (refused.value.hint or "")
-    assert run(transport, sql, maxSubqueryRows=100_001, **context)["c"].tolist() == [100_001]
+    with pytest.raises(QueryError, match=rf"beyond maximum\[{needed - 1}\]"):
+        run(transport, sql, maxSubqueryRows=needed - 1)
+    assert run(transport, sql, maxSubqueryRows=needed)["c"].tolist() == [100_001]
 
 
-def test_a_window_at_the_top_inlines_nothing(transport):
+def test_a_window_at_the_top_inlines_its_input(transport):
+    # Druid 33 never windows a table directly: the rows the window reads (here the GROUP BY's) are inlined
     sql = f"SELECT n, LAG(n) OVER (ORDER BY n) AS p FROM {NUMBERS} GROUP BY n"
-    assert len(run(transport, sql, enableWindowing=True)) == 100_001  # the answer itself, not a subquery
+    with pytest.raises(QueryError, match=r"beyond maximum\[100000\]"):
+        run(transport, sql)
+    assert len(run(transport, sql, maxSubqueryRows=100_001)) == 100_001
+    scan = f"SELECT n, LAG(n) OVER (ORDER BY n) AS p FROM {NUMBERS} WHERE n < 100000"
+    assert len(run(transport, scan)) == 100_000  # a window over a scan of exactly the limit runs
 
 
 def test_a_subquery_of_exactly_the_limit_runs(transport):
@@ -231,7 +239,13 @@ def test_dbapi_cursor_sends_the_connection_context(numbers_sql):
 
     with pytest.raises(ConfigurationError, match="enableWindowing"):
         dbapi.Connection(factory, to_arrow=batch_to_arrow, context={"enableWindowing": "maybe"})
-    with dbapi.Connection(factory, to_arrow=batch_to_arrow, context={"enableWindowing": True}) as connection:
+    window = f"SELECT n, LAG(n) OVER (ORDER BY n) AS p FROM {NUMBERS} WHERE n < 2 GROUP BY n"
+    with dbapi.Connection(factory, to_arrow=batch_to_arrow) as connection:
         cursor = connection.cursor()
-        cursor.execute(f"SELECT n, LAG(n) OVER (ORDER BY n) AS p FROM {NUMBERS} WHERE n < 2 GROUP BY n")
+        cursor.execute(window)
         assert cursor.fetchall() == [(0, None), (1, 0)]
+    # the window reads two rows: a limit of one, sent by the connection's context, refuses it
+    with dbapi.Connection(factory, to_arrow=batch_to_arrow, context={"maxSubqueryRows": 1}) as connection:
+        cursor = connection.cursor()
+        with pytest.raises(dbapi.ProgrammingError, match=r"beyond maximum\[1\]"):
+            cursor.execute(window)

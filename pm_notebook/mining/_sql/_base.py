@@ -29,6 +29,7 @@ __all__ = [
     "qname",
     "quantile",
     "sketch",
+    "task_order",
 ]
 
 #: the pseudo-activities the transitions table uses for a case's start and end
@@ -64,12 +65,30 @@ PERIOD_ALIASES = {
 @dataclass(frozen=True)
 class Statement:
     """One SQL statement and the values of its ``?`` placeholders, in text order; *windowing*: it uses
-    window functions under an outer aggregate, so it needs ``enableWindowing`` in its query context and
-    Druid's broker inlines the windowed subquery's result (``maxSubqueryRows`` applies to it)."""
+    window functions, whose input Druid's broker inlines (and their result, under an outer aggregate):
+    ``maxSubqueryRows`` applies to them (Druid 32 and later need no ``enableWindowing``; the log still sends
+    it, which older brokers need); *refusal_hint*: what a user can do when Druid refuses it over
+    ``maxSubqueryRows`` (``None``: the log's general advice)."""
 
     sql: str
     params: tuple[Any, ...] = ()
     windowing: bool = False
+    refusal_hint: str | None = None
+
+
+def task_order(schema: Schema, res: str | None = None) -> str:
+    """The one order of a case's tasks, wherever an answer reads a sequence (variants, handovers, the
+    resource map, :meth:`~pm_notebook.mining.ProcessLog.to_pm4py`): start, then end, then the activity's
+    name, then the resource's (*res*; a missing name sorts as the empty text, first). The service's tables
+    carry no task id, so tasks equal in all four are interchangeable in every answer. An ``ORDER BY`` list
+    of the task table's columns, for a window's ``OVER (PARTITION BY case ORDER BY ...)``; pandas' side is
+    :func:`~pm_notebook.mining._shaping.in_task_order`."""
+    t, end = schema.col("vertex", "time"), schema.col("vertex", "end")
+    act = schema.col("vertex", "activity")
+    keys = [t, end, f"COALESCE({act}, '')"]
+    if res is not None:
+        keys.append(f"COALESCE({res}, '')")
+    return ", ".join(keys)
 
 
 def quantile(q: float, column: str) -> str:

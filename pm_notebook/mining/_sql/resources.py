@@ -11,17 +11,23 @@ import re
 from ...errors import SchemaError
 from .._filters import Filters
 from .._schema import Schema
-from ._base import END, START, Statement, between_activities, quantile, sketch
+from ._base import END, START, Statement, quantile, sketch, task_order
 from .cases import total_cases
 
 __all__ = [
+    "ALL_CASES",
+    "GRID",
     "RESOURCE_NAMES",
+    "WINDOW_REFUSAL",
+    "CaseRange",
     "handovers",
     "resource_column",
     "resource_edges",
     "resource_nodes",
     "resources",
     "resources_by_activity",
+    "task_counts",
+    "total_tasks",
 ]
 
 #: the dimension names tried, in order, when no resource column is named
@@ -84,85 +90,152 @@ def resources_by_activity(schema: Schema, filters: Filters, res: str) -> Stateme
     return Statement(sql, params)
 
 
-def _ends(schema: Schema, res: str) -> tuple[str, str]:
-    """The two task subqueries a transition is joined to: its source task (by case, activity and end
-    time) and its target task (by case, activity and start time)."""
-    case, act = schema.col("vertex", "case"), schema.col("vertex", "activity")
-    t, end = schema.col("vertex", "time"), schema.col("vertex", "end")
-    table = schema.table("vertex")
-    source = f'SELECT {case} AS "c", {act} AS "a", {end} AS "t", {res} AS "r" FROM {table}'
-    target = f'SELECT {case} AS "c", {act} AS "a", TIMESTAMP_TO_MILLIS({t}) AS "t", {res} AS "r" FROM {table}'
-    return source, target
+#: what a user can do when Druid refuses a statement that windows the tasks (the only thing that helps: a
+#: filter that keeps fewer tasks helps too, but no filter is needed for it to run under the raised limit)
+WINDOW_REFUSAL = (
+    "Open the log with conn.mining(project, large_subqueries=True): this answer orders each case's tasks in "
+    "a window, and Druid holds the window's input and its result on the broker, two rows per task. The log "
+    "already answers in parts of whole cases of at most maxSubqueryRows / 2 tasks (50,000 at Druid's "
+    "default); what is left is a single case with more tasks than that, or a broker whose limit is lower."
+)
 
 
-def handovers(schema: Schema, filters: Filters, res: str) -> Statement:
-    """Handover of work, one statement: per (``from_resource``, ``to_resource``) the number of directly
-    consecutive tasks of a case (``handovers``: the transitions between activities, START/END left out),
-    the ``cases`` in which it happens, and the ``mean_wait`` and ``median_wait`` between the two tasks.
+#: a range of case ids, ``[low, high)`` in the service's string order (``None``: unbounded): the cases of one
+#: part of a log too large for one window (see :func:`task_counts`)
+CaseRange = tuple[str | None, str | None]
+#: every case
+ALL_CASES: CaseRange = (None, None)
+#: the quantiles each part of a split log reports per edge, merged by the caller (the middle of each 1 %)
+GRID = tuple((j + 0.5) / 100 for j in range(100))
 
-    Each transition is joined to its source task (same case and activity, the task's end = the
-    transition's start) and to its target task (same case and activity, the task's start = the
-    transition's end). An inner GROUP BY per (pair, case) counts the handovers and keeps each case's waits
-    (their sum and count, and a quantiles sketch); the outer one per pair sums them, counts the cases and
-    merges the sketches in its quantile, so the joins run once. Druid inlines
-    both task subqueries (join inputs), so a log with more tasks than ``maxSubqueryRows`` needs the limit
-    raised (``large_subqueries``).
-    """
-    src, dst = schema.col("edge", "source"), schema.col("edge", "target")
-    case, t = schema.col("edge", "case"), schema.col("edge", "time")
-    end, d = schema.col("edge", "end"), schema.col("edge", "duration")
-    edge = schema.table("edge")
-    source, target = _ends(schema, res)
-    wait = f'"e".{d}'
-    where, params = filters.where(schema, "edge", between_activities(schema))
-    # the filters name edge columns unqualified: the joined subqueries' columns (c, a, t, r) never clash
-    joined = (
-        f'FROM {edge} AS "e" '
-        f'INNER JOIN ({source}) AS "f" ON "e".{case} = "f"."c" AND "e".{src} = "f"."a" '
-        f'AND TIMESTAMP_TO_MILLIS("e".{t}) = "f"."t" '
-        f'INNER JOIN ({target}) AS "g" ON "e".{case} = "g"."c" AND "e".{dst} = "g"."a" '
-        f'AND "e".{end} = "g"."t"{where}'
+
+def total_tasks(schema: Schema, filters: Filters) -> Statement:
+    """The filtered log's number of tasks (``tasks``), one row: whether one window can hold them."""
+    where, params = filters.where(schema, "vertex")
+    return Statement(f'SELECT COUNT(*) AS "tasks" FROM {schema.table("vertex")}{where}', params)
+
+
+def task_counts(schema: Schema, filters: Filters) -> Statement:
+    """Per case (``case_id``, in the service's order of case ids) its number of ``tasks``: where a log too
+    large for one window is cut into ranges of whole cases (a GROUP BY: nothing inlined)."""
+    case = schema.col("vertex", "case")
+    where, params = filters.where(schema, "vertex")
+    sql = (
+        f'SELECT {case} AS "case_id", COUNT(*) AS "tasks" FROM {schema.table("vertex")}{where} '
+        f"GROUP BY {case} ORDER BY {case}"
     )
+    return Statement(sql, params)
+
+
+def _grid(column: str) -> str:
+    return ", ".join(f'{quantile(q, column)} AS "g{j}"' for j, q in enumerate(GRID))
+
+
+def _tasks_in_order(
+    schema: Schema, filters: Filters, res: str, *, ends: bool = False, cases: CaseRange = ALL_CASES
+) -> Statement:
+    """Every task of the filtered log with its place in its case (:func:`._base.task_order`), one window
+    (``LAG``/``LEAD`` over ``PARTITION BY case ORDER BY`` the task order): ``case_id``, ``resource``,
+    ``start_ms``, ``end_ms``, the previous task's ``prev_resource`` and ``prev_end``, and ``pos`` (1 for the
+    case's first task); with *ends*, also ``next_case`` (NULL on the case's last task) and ``case_end``
+    (the latest end of the case's tasks). *cases* keeps the tasks of a range of case ids."""
+    case, t, end = schema.col("vertex", "case"), schema.col("vertex", "time"), schema.col("vertex", "end")
+    low, high = cases
+    bounds = [(f"{case} >= ?", low), (f"{case} < ?", high)]
+    kept = [(cond, value) for cond, value in bounds if value is not None]
+    extra = [(" AND ".join(c for c, _ in kept), tuple(v for _, v in kept))] if kept else []
+    where, params = filters.where(schema, "vertex", *extra)
+    over = f"OVER (PARTITION BY {case} ORDER BY {task_order(schema, res)})"
+    columns = [
+        f'{case} AS "case_id"',
+        f'{res} AS "resource"',
+        f'TIMESTAMP_TO_MILLIS({t}) AS "start_ms"',
+        f'{end} AS "end_ms"',
+        f'LAG({res}) {over} AS "prev_resource"',
+        f'LAG({end}) {over} AS "prev_end"',
+        f'ROW_NUMBER() {over} AS "pos"',
+    ]
+    if ends:
+        columns += [
+            f'LEAD({case}) {over} AS "next_case"',
+            f'MAX({end}) OVER (PARTITION BY {case}) AS "case_end"',
+        ]
+    sql = f"SELECT {', '.join(columns)} FROM {schema.table('vertex')}{where}"
+    return Statement(sql, params, windowing=True)
+
+
+#: the wait before a task: from the previous task's end to its start, zero when it starts before that end
+_WAIT = 'GREATEST("start_ms" - "prev_end", 0)'
+
+
+def handovers(
+    schema: Schema, filters: Filters, res: str, cases: CaseRange = ALL_CASES, *, grid: bool = False
+) -> Statement:
+    """Handover of work, one statement: per (``from_resource``, ``to_resource``) the number of directly
+    consecutive tasks of a case (``handovers``: task *i* to task *i+1* in the task order of
+    :func:`._base.task_order`, overlapping and identical tasks included, as pm4py's
+    ``discover_handover_of_work_network(beta=0)`` counts them), the ``cases`` in which it happens, and the
+    ``mean_wait`` and ``median_wait`` between the two tasks (from the first's end to the second's start,
+    zero when the second starts before the first ends).
+
+    A window over the tasks gives each task its predecessor's resource and end (``LAG``); an inner GROUP BY
+    per (pair, case) counts the handovers and keeps each case's waits (their sum and count, and a quantiles
+    sketch); the outer one per pair sums them, counts the cases and merges the sketches in its quantile.
+    Druid inlines the window's input and its result (two rows per task; a GROUP BY over a GROUP BY is not
+    inlined): one statement holds at most ``maxSubqueryRows`` / 2 tasks, so a larger log is answered in
+    parts, each a *cases* range (its pairs' ``wait_total`` and ``waits`` add up; with *grid*, the
+    :data:`GRID` quantiles ``g0``... of each pair's waits, which the caller merges).
+    """
+    window = _tasks_in_order(schema, filters, res, cases=cases)
     per_case = (
-        f'SELECT "f"."r" AS "from_resource", "g"."r" AS "to_resource", "e".{case} AS "case_id", '
-        f'COUNT(*) AS "n", SUM({wait}) AS "wait_total", COUNT({wait}) AS "waits", '
-        f'{sketch(wait)} AS "wait_sketch" {joined} GROUP BY "f"."r", "g"."r", "e".{case}'
+        f'SELECT "prev_resource" AS "from_resource", "resource" AS "to_resource", "case_id", '
+        f'COUNT(*) AS "n", SUM({_WAIT}) AS "wait_total", COUNT({_WAIT}) AS "waits", '
+        f'{sketch(_WAIT)} AS "wait_sketch" FROM ({window.sql}) WHERE "pos" > 1 '
+        f'GROUP BY "prev_resource", "resource", "case_id"'
     )
     sketches = '"wait_sketch"'
     sql = (
         f'SELECT "from_resource", "to_resource", SUM("n") AS "handovers", COUNT(*) AS "cases", '
         f'CAST(SUM("wait_total") AS DOUBLE) / NULLIF(SUM("waits"), 0) AS "mean_wait", '
-        f'{quantile(0.5, sketches)} AS "median_wait" FROM ({per_case}) '
+        f'{quantile(0.5, sketches)} AS "median_wait", SUM("wait_total") AS "wait_total", '
+        f'SUM("waits") AS "waits"{", " + _grid(sketches) if grid else ""} FROM ({per_case}) '
         f'GROUP BY "from_resource", "to_resource" ORDER BY "handovers" DESC, "from_resource", "to_resource"'
     )
-    return Statement(sql, params)
+    return Statement(sql, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL)
 
 
-def resource_edges(schema: Schema, filters: Filters, res: str) -> Statement:
-    """The resource map's edges: START → first resource, handovers, last resource → END, per pair
-    ``frequency`` and the waiting-time statistics of :mod:`.stats` (from the source task's end to the
-    target task's start). START/END sides are joined to nothing (LEFT JOINs keep them)."""
+def resource_edges(
+    schema: Schema, filters: Filters, res: str, cases: CaseRange = ALL_CASES, *, grid: bool = False
+) -> tuple[Statement, Statement]:
+    """The resource map's edges, two statements over the same window of the tasks (see :func:`handovers`),
+    per (``source``, ``target``) ``frequency`` and the waiting-time statistics of :mod:`.stats`: each task's
+    incoming edge (START → the case's first resource, wait zero; else the previous task's resource → its
+    resource, the wait of :func:`handovers`), and each case's last resource → END (wait: from its end to the
+    case's latest end). A NULL resource is named ``(none)``. *cases* and *grid* as in :func:`handovers`."""
     from .stats import _duration_stats
 
-    src, dst = schema.col("edge", "source"), schema.col("edge", "target")
-    case, t = schema.col("edge", "case"), schema.col("edge", "time")
-    end, d = schema.col("edge", "end"), schema.col("edge", "duration")
-    source, target = _ends(schema, res)
-    where, params = filters.where(schema, "edge")
-    wait = f'"e".{d}'
-    from_r = f"CASE WHEN \"e\".{src} = '{START}' THEN '{START}' ELSE COALESCE(\"f\".\"r\", '(none)') END"
-    to_r = f"CASE WHEN \"e\".{dst} = '{END}' THEN '{END}' ELSE COALESCE(\"g\".\"r\", '(none)') END"
-    sql = (
-        f'SELECT {from_r} AS "source", {to_r} AS "target", COUNT(*) AS "frequency", '
-        f"{_duration_stats(wait)} "
-        f'FROM {schema.table("edge")} AS "e" '
-        f'LEFT JOIN ({source}) AS "f" ON "e".{case} = "f"."c" AND "e".{src} = "f"."a" '
-        f'AND TIMESTAMP_TO_MILLIS("e".{t}) = "f"."t" '
-        f'LEFT JOIN ({target}) AS "g" ON "e".{case} = "g"."c" AND "e".{dst} = "g"."a" '
-        f'AND "e".{end} = "g"."t"{where} GROUP BY {from_r}, {to_r} '
+    window = _tasks_in_order(schema, filters, res, ends=True, cases=cases)
+    none = "'(none)'"
+    source = f'CASE WHEN "pos" = 1 THEN \'{START}\' ELSE COALESCE("prev_resource", {none}) END'
+    target = f'COALESCE("resource", {none})'
+    wait = f'CASE WHEN "pos" = 1 THEN 0 ELSE {_WAIT} END'
+    incoming = (
+        f'SELECT {source} AS "source", {target} AS "target", COUNT(*) AS "frequency", '
+        f"{_duration_stats(wait)}{', ' + _grid(wait) if grid else ''} FROM ({window.sql}) "
+        f"GROUP BY {source}, {target} "
         f'ORDER BY "frequency" DESC, "source", "target"'
     )
-    return Statement(sql, params)
+    end_wait = 'GREATEST("case_end" - "end_ms", 0)'
+    outgoing = (
+        f'SELECT {target} AS "source", \'{END}\' AS "target", COUNT(*) AS "frequency", '
+        f"{_duration_stats(end_wait)}{', ' + _grid(end_wait) if grid else ''} FROM ({window.sql}) "
+        f'WHERE "next_case" IS NULL GROUP BY {target} '
+        f'ORDER BY "frequency" DESC, "source"'
+    )
+    return (
+        Statement(incoming, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL),
+        Statement(outgoing, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL),
+    )
 
 
 def resource_nodes(schema: Schema, filters: Filters, res: str) -> tuple[Statement, Statement]:

@@ -16,7 +16,7 @@ __all__ = ["EventLog", "assemble"]
 
 @dataclass
 class EventLog:
-    """One row per task execution, sorted by case then start time.
+    """One row per task execution, sorted by case, start, end, then activity name.
 
     ``case`` holds 0-based case numbers indexing ``case_ids``; ``activity`` indexes ``activities``.
     ``dimensions`` and ``metrics`` are per event (case-level values are repeated on each event).
@@ -49,7 +49,8 @@ def assemble(
     mapping: FileMapping | None = None,
 ) -> EventLog:
     """The :class:`EventLog` of per-event columns in any order: cases numbered by first appearance, activities
-    by name, events sorted by case, start, then end (a read CSV and an ingested upload both end here).
+    by name, events sorted by case, start, end, then activity name (a read CSV and an ingested upload both
+    end here).
 
     :param dimensions: per key, the events' text values (missing as ``None``/NaN).
     :param metrics: per key, the events' numbers.
@@ -58,7 +59,9 @@ def assemble(
 
     case_codes, case_ids = pd.factorize(case, sort=False)
     act_codes, act_names = pd.factorize(activity, sort=True)
-    order = np.lexsort((end_ms, start_ms, case_codes))
+    # the client's one task order (pm_notebook.mining._sql._base.task_order): start, end, activity name;
+    # then the file's order (a stable sort), which only tasks equal in all three keep
+    order = np.lexsort((act_codes, end_ms, start_ms, case_codes))
     return EventLog(
         case_ids=pa.array([str(c) for c in case_ids], type=pa.string()),
         activities=[str(a) for a in act_names],

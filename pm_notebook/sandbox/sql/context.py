@@ -6,7 +6,8 @@ is ``true`` only when it is the JSON ``true`` or the text ``"true"`` (any other 
 come as JSON or as text, and anything else is refused with Druid's ``Expected key [k] to be in long format,
 but got [v]``; an unknown ``sqlTimeZone`` falls back to UTC, as Druid's ``DateTimes.inferTzFromString``
 does. Every other key is accepted and ignored, as Druid accepts keys it does not know (the docs list the
-Druid keys the sandbox ignores).
+Druid keys the sandbox ignores) — ``enableWindowing`` among them: Druid 32 removed it, window functions need
+no flag.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ __all__ = ["DEFAULT_MAX_SUBQUERY_ROWS", "HONOURED", "QueryContext", "zone_name"]
 DEFAULT_MAX_SUBQUERY_ROWS = 100_000
 #: the context keys the sandbox acts on; all others are accepted and ignored
 HONOURED = (
-    "enableWindowing",
     "sqlTimeZone",
     "timeout",
     "sqlQueryId",
@@ -101,14 +101,12 @@ def zone_name(value: object) -> str | None:
 class QueryContext:
     """What the sandbox does with one statement's context.
 
-    :param windowing: ``enableWindowing``: window functions are allowed.
     :param time_zone: ``sqlTimeZone`` for the time functions (``None``: UTC).
     :param timeout: ``timeout`` in seconds (``None``: the port's limit; 0 ms means the port's limit too).
     :param max_subquery_rows: ``maxSubqueryRows``: most rows of an inlined subquery result.
     :param stringify_arrays: ``sqlStringifyArrays`` (Druid SQL API only).
     """
 
-    windowing: bool = False
     time_zone: str | None = None
     timeout: float | None = None
     max_subquery_rows: int = DEFAULT_MAX_SUBQUERY_ROWS
@@ -123,7 +121,6 @@ class QueryContext:
             raise SqlError(f"Timeout [timeout] must be a non negative value, but was {timeout}", "invalid")
         rows = _as_int("maxSubqueryRows", ctx.get("maxSubqueryRows"), "integer")
         return cls(
-            windowing=_as_bool(ctx.get("enableWindowing"), False),
             time_zone=zone_name(ctx.get("sqlTimeZone")),
             timeout=timeout / 1000 if timeout else None,
             # Druid: a negative limit means no limit

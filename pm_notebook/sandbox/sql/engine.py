@@ -111,8 +111,8 @@ class QueryResult:
 class _Workgroup:
     catalog: Catalog
     gate: threading.BoundedSemaphore
-    #: (sql, windowing, time zone) -> translation
-    translations: OrderedDict[tuple[str, bool, str | None], Translated] = field(default_factory=OrderedDict)
+    #: (sql, time zone) -> translation
+    translations: OrderedDict[tuple[str, str | None], Translated] = field(default_factory=OrderedDict)
     #: (sql, parameter types) -> result shape
     shapes: OrderedDict[tuple[str, tuple[tuple[str, str], ...]], tuple[list[Column], list[str]]] = field(
         default_factory=OrderedDict
@@ -179,17 +179,17 @@ class SqlEngine:
         """Translate *sql* for the workgroup (cached per workgroup, LRU of 256 statements).
 
         :param context: the query context (Druid SQL API ``context``, Avatica connection properties):
-            ``enableWindowing`` allows window functions, ``sqlTimeZone`` is the time functions' zone.
+            ``sqlTimeZone`` is the time functions' zone (``enableWindowing`` changes nothing, as on Druid 33).
         """
         wg = self._workgroup(client_id)
         ctx = context if isinstance(context, QueryContext) else QueryContext.parse(context)
-        key = (sql, ctx.windowing, ctx.time_zone)
+        key = (sql, ctx.time_zone)
         with wg.lock:
             hit = wg.translations.get(key)
             if hit is not None:
                 wg.translations.move_to_end(key)
                 return hit
-        translated = translate(sql, wg.catalog, windowing=ctx.windowing, time_zone=ctx.time_zone)
+        translated = translate(sql, wg.catalog, time_zone=ctx.time_zone)
         with wg.lock:
             wg.translations[key] = translated
             if len(wg.translations) > 256:
@@ -538,11 +538,6 @@ def _column(name: str, duck_type: duckdb.sqltypes.DuckDBPyType | str) -> Column:
     return Column(name, druid, nullable=name != "__time")
 
 
-def windowing_enabled(context: Mapping[str, object] | None) -> bool:
-    """Whether a query context sets ``enableWindowing`` (a JSON boolean, or a property string ``"true"``)."""
-    return QueryContext.parse(context).windowing
-
-
 _PARAM_NAME = re.compile(r"\$(p\d+)\b")
 
 
@@ -550,15 +545,23 @@ def check_inlined(
     cur: duckdb.DuckDBPyConnection, translated: Translated, bound: dict[str, Any], limit: int
 ) -> None:
     """Refuse the statement, as Druid's broker does, when the subqueries it would inline (``IN (subquery)``,
-    a join's subquery inputs, a windowed subquery) produce more than *limit* rows together
-    (``maxSubqueryRows``: the total buffered across all the subqueries of a query).
+    a join's subquery inputs, the input of every window, a windowed subquery's result) produce more than
+    *limit* rows together (``maxSubqueryRows``: the total buffered across all the subqueries of a query).
 
     Each such subquery is counted on the statement's own cursor, so its time limit and cancel apply; the
     count stops one row past what the limit leaves. ``IN`` counts distinct rows (Calcite plans it as a join
-    on the subquery's distinct values).
+    on the subquery's distinct values). The same rows inlined twice (a window's input, then its result as
+    an outer query's input) are counted once and added twice.
     """
     total = 0
+    seen: dict[tuple[bool, str], int] = {}
     for kind, sub in translated.inlined:
+        key = (kind == "in", sub)
+        if key in seen:
+            total += seen[key]
+            if total > limit:
+                raise subquery_limit(limit)
+            continue
         names = set(_PARAM_NAME.findall(sub))
         params = {k: v for k, v in bound.items() if k in names}
         rows = "DISTINCT *" if kind == "in" else "1 AS one"
@@ -570,6 +573,7 @@ def check_inlined(
             counted = cur.execute(count_sql, params).fetchall()  # fetchall: leaves no unfinished result
         except (duckdb.BinderException, duckdb.CatalogException):
             continue  # a correlated subquery: not a standalone result (the query itself reports it)
-        total += counted[0][0] if counted else 0
+        seen[key] = counted[0][0] if counted else 0
+        total += seen[key]
         if total > limit:
             raise subquery_limit(limit)

@@ -437,7 +437,7 @@ def _entries() -> list[DruidFunction]:
             (n, ag, _AG, UNSUPPORTED)
             for n in ["BLOOM_FILTER", "TDIGEST_QUANTILE", "TDIGEST_GENERATE_SKETCH", "DS_TUPLE_DOUBLES"]
         ),
-        # --- window functions (need the enableWindowing context, see strict.py)
+        # --- window functions (no query context needed since Druid 32; their input is inlined: pipeline.py)
         *(
             (n, w, _W, SAME)
             for n in [

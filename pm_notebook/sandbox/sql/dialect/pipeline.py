@@ -70,8 +70,9 @@ class Translated:
     :param param_types: Druid SQL type guessed for each parameter (``OTHER`` when unknown).
     :param inlined: the subqueries Druid's broker would inline (materialise) and cap by ``maxSubqueryRows``,
         as ``(kind, DuckDB SQL)``: ``"in"`` for ``IN (subquery)`` (Calcite plans it as a join on the
-        subquery's distinct rows), ``"join"`` for a subquery either side of a join, ``"window"`` for a
-        windowed subquery in ``FROM``.
+        subquery's distinct rows), ``"join"`` for a subquery either side of a join, ``"window-input"`` for
+        the rows a window reads (every SELECT with a window function), ``"window"`` for a windowed subquery
+        in ``FROM`` (its result).
     """
 
     sql: str
@@ -95,12 +96,9 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _EXPLAIN = re.compile(r"^EXPLAIN\s+PLAN\s+FOR\s+", re.IGNORECASE)
 
 
-def translate(
-    sql: str, catalog: Catalog, *, windowing: bool = False, time_zone: str | None = None
-) -> Translated:
+def translate(sql: str, catalog: Catalog, *, time_zone: str | None = None) -> Translated:
     """Translate one Druid SQL statement for DuckDB, refusing anything that is not Druid SQL.
 
-    :param windowing: the query context enables window functions (``enableWindowing``).
     :param time_zone: the query context's ``sqlTimeZone`` (``None``: UTC), the zone of the time functions.
 
     >>> translate("SELECT COUNT(*) FROM t", Catalog(tables={"t": {"x": "BIGINT"}})).sql
@@ -108,7 +106,7 @@ def translate(
     """
     try:
         with session_zone(time_zone):
-            return _translate(sql, catalog, windowing)
+            return _translate(sql, catalog)
     except RecursionError:
         # Long operator chains nest as deeply as parentheses do; check_depth bounds the rest.
         raise invalid_sql(
@@ -117,7 +115,7 @@ def translate(
         ) from None
 
 
-def _translate(sql: str, catalog: Catalog, windowing: bool) -> Translated:
+def _translate(sql: str, catalog: Catalog) -> Translated:
     offset = len(sql) - len(sql.lstrip())
     text = sql.strip()
     explain_match = _EXPLAIN.match(text)
@@ -145,7 +143,7 @@ def _translate(sql: str, catalog: Catalog, windowing: bool) -> Translated:
     for t in params:
         if t.text != "?":
             raise SqlError(f"Named parameter {t.text} is not supported: use ? placeholders.")
-    check_tokens(tokens, src, catalog, windowing=windowing)
+    check_tokens(tokens, src, catalog)
     edits = [(t.start, t.end, f":p{i + 1}") for i, t in enumerate(params)]
     # sqlglot reads DIV as MySQL's infix operator: Druid's DIV(x, y) is renamed for the parser.
     edits += [
@@ -195,14 +193,26 @@ def _translate(sql: str, catalog: Catalog, windowing: bool) -> Translated:
 
 def _inlined(tree: exp.Expr) -> tuple[tuple[str, str], ...]:
     """The subqueries Druid materialises on the broker: ``IN (subquery)``, a join's subqueries (Druid needs
-    the right side of a join globally available, and runs any subquery under a join first) and a
-    subquery in ``FROM`` that computes window functions (a window operator query: Druid's groupBy and scan
+    the right side of a join globally available, and runs any subquery under a join first), the input of
+    every window (Druid 33 never windows a table directly: ``DruidQuery.toWindowQuery`` plans a scan, or the
+    query's groupBy, under the window operator query, and that toolchest runs no subquery itself, so the
+    broker inlines it, top-level query or not) and a windowed subquery in ``FROM`` (Druid's groupBy and scan
     engines run only a groupBy as their subquery, so the broker inlines any other)."""
     found: list[tuple[str, str]] = []
     windowed: set[int] = set()
+    for select in tree.find_all(exp.Select):
+        window_input = _window_input(select)
+        if window_input is not None:
+            found.append(("window-input", window_input))
     for sub in tree.find_all(exp.Subquery):
-        if isinstance(sub.parent, exp.From) and sub.this.find(exp.Window) is not None:
-            found.append(("window", sub.this.sql(dialect="duckdb")))
+        body = sub.this
+        # a subquery that computes window functions itself (a window deeper down is that subquery's own: a
+        # GROUP BY over a GROUP BY over a window inlines the window, not the inner GROUP BY)
+        own = _window_input(body) if isinstance(body, exp.Select) else None
+        if isinstance(sub.parent, exp.From) and own is not None:
+            # a window keeps its input's rows: without LIMIT or DISTINCT its result counts as its input
+            same = not any(body.args.get(k) for k in ("limit", "distinct"))
+            found.append(("window", own if same else body.sql(dialect="duckdb")))
             windowed.add(id(sub))
     for node in tree.find_all(exp.In):
         query = node.args.get("query")
@@ -221,6 +231,25 @@ def _inlined(tree: exp.Expr) -> tuple[tuple[str, str], ...]:
         if select.args.get("joins") and isinstance(left, exp.Subquery) and id(left) not in windowed:
             found.append(("join", left.this.sql(dialect="duckdb")))
     return tuple(found)
+
+
+def _window_input(select: exp.Select) -> str | None:
+    """The rows a SELECT's window functions read (the SELECT with its windows as NULLs, before its ORDER BY,
+    LIMIT and DISTINCT), as DuckDB SQL; ``None`` when the SELECT itself computes no window function (one in
+    a nested subquery belongs to that subquery)."""
+    own = [
+        w for e in select.expressions for w in e.find_all(exp.Window) if w.find_ancestor(exp.Select) is select
+    ]
+    if not own:
+        return None
+    body = select.copy()
+    for w in list(body.find_all(exp.Window)):
+        if w.find_ancestor(exp.Select) is body and w.find_ancestor(exp.Subquery) is None:
+            w.replace(exp.Null())
+    for key in ("order", "limit", "offset", "distinct"):
+        body.set(key, None)
+    sql: str = body.sql(dialect="duckdb")
+    return sql
 
 
 def _parse_error(e: ParseError, tokens: list[Any], src: Source) -> SqlError:

@@ -6,8 +6,8 @@ Two passes, both before DuckDB sees anything:
   refuses syntax Druid's parser does not have (``::`` casts, ``[1, 2]`` list literals, ``* EXCLUDE``,
   ``DISTINCT ON``, ``USING SAMPLE``, lambdas, JSON arrows, ``//``...) and checks every name called as a
   function against :data:`.functions.FUNCTIONS` — quoted, qualified or escaped spellings included, so no
-  DuckDB function is reachable by spelling it differently — and refuses window functions unless the query
-  context sets ``enableWindowing``.
+  DuckDB function is reachable by spelling it differently. Window functions need no query context (Druid 32
+  removed ``enableWindowing``).
 * :func:`check_tree` reads the parsed statement: CAST target types, ``UNION``/``INTERSECT``/``EXCEPT``
   (Druid has ``UNION ALL`` only), join conditions (equi-joins only) and the ordering of non-aggregating
   queries (by ``__time`` only).
@@ -264,7 +264,7 @@ def _no_match(tokens: list[Token], start: int, name_end: int, catalog: Catalog, 
     )
 
 
-def check_tokens(tokens: list[Token], src: Source, catalog: Catalog, *, windowing: bool) -> None:
+def check_tokens(tokens: list[Token], src: Source, catalog: Catalog) -> None:
     """Refuse, at the first offending token, what Druid's parser or function table does not have."""
     n = len(tokens)
     calls: list[bool] = []  # for each open "(": whether it opens a function call's arguments
@@ -303,20 +303,6 @@ def check_tokens(tokens: list[Token], src: Source, catalog: Catalog, *, windowin
                 raise unexpected_token(unit.text if unit else "<EOF>", *where, sorted(_INTERVAL_UNITS))
         if kind == TokenType.TABLE and nxt is not None and nxt.token_type == TokenType.L_PAREN:
             raise unexpected_token(text, line, col)
-        if kind == TokenType.OVER and not windowing:
-            start = i
-            if prev is not None and prev.token_type == TokenType.R_PAREN:
-                depth = 0
-                for j in range(i - 1, -1, -1):
-                    depth += {TokenType.R_PAREN: 1, TokenType.L_PAREN: -1}.get(tokens[j].token_type, 0)
-                    if depth == 0:
-                        start = max(j - 1, 0)
-                        break
-            raise invalid_sql(
-                "The query contains window functions; To run these window functions, specify "
-                "[enableWindowing] in query context.",
-                src.pos(tokens[start], t),
-            )
         if kind == TokenType.L_PAREN:
             calls.append(prev is not None and prev.text.upper() in FUNCTIONS)
         elif kind == TokenType.R_PAREN and calls:
