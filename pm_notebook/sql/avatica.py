@@ -194,9 +194,11 @@ class AvaticaTransport:
             try:
                 self._start(result, shared, values)
                 return result
-            except QueryError as exc:
+            except PMError as exc:
+                if result._closed:  # closed meanwhile (the connection was): its failure is our doing
+                    raise closed_error("avatica", result._closed_by) from None
                 result.close()  # gives its seat back (and closes a statement it owns)
-                if exc.error_code != _NO_SUCH_CONNECTION or attempt == 2:
+                if not isinstance(exc, QueryError) or exc.error_code != _NO_SUCH_CONNECTION or attempt == 2:
                     raise
                 log.debug("Avatica connection lost on the server; reconnecting")
                 if self._links.forget(link):

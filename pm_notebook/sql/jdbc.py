@@ -227,13 +227,22 @@ class JdbcTransport:
             try:
                 return call()
             except jpype.JException as exc:
+                if result._closed:  # closed meanwhile (the connection was): its failure is our doing
+                    raise closed_error("jdbc", result._closed_by) from None
                 result.close()
                 raise from_java(exc, sql=sql, url=mask_jdbc_url(self.url)) from None
             except BaseException:
                 result.close()
                 raise
 
-        rs = closing_on_error(lambda: run_java(start, on_interrupt=result.cancel))
+        def executing() -> Any:
+            result._fetching = True
+            try:
+                return run_java(start, on_interrupt=result.cancel)
+            finally:
+                result._fetching = False
+
+        rs = closing_on_error(executing)
         if isinstance(rs, tuple):
             result.close()
             raise QueryError(
@@ -316,7 +325,7 @@ class JdbcResult:
         self._closed = False
         self._closed_by = BY_OWNER
         self._stop = threading.Event()  # set by close(): a reader waiting for Java gives up at once
-        self._fetching = False  # a fetch is running on a worker (closing then must not wait for it)
+        self._fetching = False  # a worker is inside the driver with it (closing then must not wait for it)
         self._done = False
 
     def start(self, rs: Any) -> None:
@@ -400,16 +409,18 @@ class JdbcResult:
         ClosedError saying that *by* closed it."""
         if self._closed:
             return
+        if self._fetching:
+            # A worker is inside the driver with it (executing, fetching): the driver's close and cancel wait
+            # for that call, the query's whole run. Cancel it as Ctrl-C does: closing its connection stops it.
+            self._closed_by = by
+            self.cancel()
+            return
         self._closed, self._closed_by = True, by
         self._stop.set()
         transport = self._transport
         transport._open.discard(self)
         lost = False
-        if self._fetching:  # a worker is inside the driver with it: close it there, without waiting
-            if self.statement is not None:
-                _close_in_background(self.statement, cancel_first=True)
-            lost = True
-        elif (self.owned or not self._done) and self.statement is not None:
+        if (self.owned or not self._done) and self.statement is not None:
             _quiet_close(self.statement)
             lost = True
         elif self._rs is not None:

@@ -118,16 +118,18 @@ def test_two_threads_on_one_transport_each_run_their_own_statement(
     assert sandbox.held()["statements"]["ended"] == {"released": 1}
 
 
+@pytest.mark.parametrize("where", ["before its rows", "mid-result"])
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_closing_the_connection_fails_a_waiting_reader_at_once(
-    sandbox, connect_workgroup, demo_tables, transport
+    sandbox, connect_workgroup, demo_tables, transport, where
 ) -> None:
-    """The reader is blocked on a held statement when its owner closes the connection: it fails at once with
-    ClosedError (it does not hang, nor blame the server), and the statement is cancelled on the server."""
+    """The reader is blocked on a held statement (executing it, or reading its rows) when its owner closes the
+    connection: it fails at once with ClosedError (it does not hang, nor blame the server), and the statement
+    is cancelled on the server."""
     sql = big_sql(demo_tables, "closed_while_read")
     with connect_workgroup(sandbox) as own:
         own.query("SELECT 1 AS warm", transport=transport)
-        sandbox.hold_statements("closed_while_read", after_rows=AFTER)
+        sandbox.hold_statements("closed_while_read", after_rows=AFTER if where == "mid-result" else 0)
         chunks = own.query_chunks(sql, chunk_rows=1000, transport=transport)
         reader = in_thread(lambda: sum(len(chunk) for chunk in chunks))
         sandbox.wait_held(1, timeout=HANG_GUARD)  # the reader waits for rows the server holds back
