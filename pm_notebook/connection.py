@@ -8,7 +8,7 @@ It is longer than our other modules because it is the front door: one documented
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +72,39 @@ class Fetched:
     transport: str
     #: whether the row cap stopped the fetch while more rows existed
     truncated: bool = False
+
+
+class _Chunks:
+    """What :meth:`Connection.query_chunks` returns: an iterator of DataFrames whose ``close()`` ends the
+    statement on the server; asked for more after that, it raises ClosedError (a generator would just end, and
+    a ``for`` loop would take the last chunk read for the last of the result)."""
+
+    def __init__(self, chunks: Generator[pd.DataFrame, None, None]) -> None:
+        self._chunks = chunks
+        self._closed_early = False
+        self._ended = False
+
+    def __iter__(self) -> _Chunks:
+        return self
+
+    def __next__(self) -> pd.DataFrame:
+        if self._closed_early:
+            raise ClosedError(
+                "This chunk iterator was closed before its last chunk, which ended its statement. "
+                "Run query_chunks again to read the result."
+            )
+        try:
+            return next(self._chunks)
+        except BaseException:
+            self._ended = True  # the result's end, or an error already raised: nothing more comes
+            raise
+
+    def close(self) -> None:
+        """End the statement (closed on the server if rows are left); later ``next()`` calls raise
+        ClosedError. Closing an iterator read to the end changes nothing."""
+        if not self._ended:
+            self._closed_early = True
+        self._chunks.close()
 
 
 def _check_sql(sql_text: Any) -> None:
@@ -622,7 +655,23 @@ class Connection:
         leaving the loop early cancels the rest on the server. When the result is stored in the cache
         (*cache*, or the connection's setting) or replayed, it is fetched whole first and then cut into
         chunks. *context*: as :meth:`query` (checked when the first chunk is asked for).
+
+        The statement is a result of its own: other statements on this connection (from this thread or
+        another) may run between two chunks and leave it whole. ``close()`` on the iterator (or dropping it)
+        ends the statement; asking a closed iterator for more, or one whose connection was closed meanwhile,
+        raises :class:`~pm_notebook.errors.ClosedError`.
         """
+        return _Chunks(self._chunks(sql, params, chunk_rows, transport, cache, context))
+
+    def _chunks(
+        self,
+        sql: str,
+        params: Any,
+        chunk_rows: int,
+        transport: str | None,
+        cache: bool | None,
+        context: Mapping[str, Any] | None,
+    ) -> Generator[pd.DataFrame, None, None]:
         chunk_rows = positive_int(chunk_rows, "chunk_rows")
         batch_rows = min(chunk_rows, self.sql_batch_rows)
         served = self._served(sql, params, transport, cache, batch_rows=batch_rows, context=context)

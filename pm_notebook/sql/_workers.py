@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 __all__ = [
+    "Abandoned",
     "Pending",
     "after_interrupt",
     "at_interrupt",
@@ -112,6 +113,10 @@ def at_worker_exit(hook: Callable[[], None]) -> None:
         _WORKERS.exit_hooks.append(hook)
 
 
+class Abandoned(Exception):
+    """Raised by :meth:`Pending.result` when its *stop* event is set: the waiter gave up on the call."""
+
+
 class Pending(Generic[T]):
     """A blocking call (a socket read, a Java call) running on a worker thread (see :func:`run_in_worker`).
 
@@ -134,11 +139,20 @@ class Pending(Generic[T]):
 
         run_in_worker(work)
 
-    def result(self, *, on_interrupt: Callable[[], None] | None = None) -> T:
-        """Wait for the call; on KeyboardInterrupt run *on_interrupt* (to end the call) and re-raise."""
+    def result(
+        self, *, on_interrupt: Callable[[], None] | None = None, stop: threading.Event | None = None
+    ) -> T:
+        """Wait for the call; on KeyboardInterrupt run *on_interrupt* (to end the call) and re-raise.
+
+        :param stop: stop waiting as soon as it is set (the call's owner gave up on it; the call ends on its
+            worker and its result is dropped): raises :class:`Abandoned`.
+        """
         try:
             while not self._done.wait(0.05):
-                pass
+                if stop is not None and stop.is_set():
+                    raise Abandoned
+            if stop is not None and stop.is_set():
+                raise Abandoned
         except KeyboardInterrupt:
             if on_interrupt is not None:
                 on_interrupt()
@@ -149,9 +163,15 @@ class Pending(Generic[T]):
         return value
 
 
-def run_interruptible(call: Callable[[], T], *, on_interrupt: Callable[[], None] | None = None) -> T:
-    """Run *call* on a worker thread and wait for it, staying responsive to Ctrl-C (see :class:`Pending`)."""
-    return Pending(call).result(on_interrupt=on_interrupt)
+def run_interruptible(
+    call: Callable[[], T],
+    *,
+    on_interrupt: Callable[[], None] | None = None,
+    stop: threading.Event | None = None,
+) -> T:
+    """Run *call* on a worker thread and wait for it, staying responsive to Ctrl-C and to *stop* (see
+    :class:`Pending`)."""
+    return Pending(call).result(on_interrupt=on_interrupt, stop=stop)
 
 
 _INTERRUPT_HOOKS: list[Callable[[], None]] = []

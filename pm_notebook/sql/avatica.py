@@ -7,6 +7,11 @@ A frame of scalar columns is not decoded cell by cell: its ``rows`` text is cut 
 rewritten as one JSON array per line (:func:`._protocol.row_lines`), the shape of Druid's ``arrayLines``, so
 :mod:`pm_notebook.frames` parses it column-wise with pyarrow's CSV reader, as on the druid path. Frames with
 ARRAY or OTHER columns (or a string holding ``],[``) are decoded with orjson and handed on column-wise.
+
+Every statement has a result of its own, on a connection no other open result uses (see :mod:`._links`): an
+unparameterised query reuses that connection's shared statement, a parameterised one is prepared, so a new
+statement never closes one still being read, nor waits for it. A result closed before its last row fails its
+reader at once with a :class:`~pm_notebook.errors.ClosedError` that says what closed it.
 """
 
 from __future__ import annotations
@@ -15,18 +20,19 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
 import requests
 
 from .. import _http
-from ..errors import ConfigurationError, PMError, QueryError
+from ..errors import ClosedError, ConfigurationError, PMError, QueryError
 from . import _protocol as proto
 from ._errors import from_http_status
-from ._links import Links
-from ._workers import Pending
+from ._links import Links, Seat, Seats
+from ._open import BY_OWNER, OpenResults, closed_error
+from ._workers import Abandoned, Pending
 from .base import Batch, ColumnSpec, Target
 from .context import check_context, context_properties
 from .params import check_params
@@ -46,18 +52,20 @@ def open_transport(target: Target) -> AvaticaTransport:
 
 @dataclass
 class _Link:
-    """One server-side Avatica connection, opened with one query context's properties."""
+    """One server-side Avatica connection, opened with one query context's properties; ``seats.shared`` is
+    the id of its shared statement (reused by unparameterised queries while no result reads it)."""
 
     connection_id: str
-    statement_id: int | None = None  # reused for every unparameterised query
+    seats: Seats = field(default_factory=Seats)
 
 
 class AvaticaTransport:
     """Avatica connections (opened lazily, reopened if the server forgot them) over one HTTP session.
 
     Druid reads the query context from the properties of ``openConnection``, so each distinct context gets
-    a connection of its own: the last :data:`._links.MAX_CONTEXTS` are kept open (the oldest is closed past
-    that).
+    a connection of its own: the last :data:`._links.MAX_CONTEXTS` idle ones are kept open (the oldest idle
+    one is closed past that). A statement that starts while a result of the same context is still being read
+    gets another connection (see :mod:`._links`).
 
     :param target: the Avatica endpoint (``avatica_url``), the JDBC login and password (client id and
         secret: the secret stays a ``Secret`` inside the ``openConnection`` message until it is encoded, and
@@ -77,9 +85,8 @@ class AvaticaTransport:
         self._own_session = session is None
         self._session = session or _http.sql_session()
         self._frame_rows = frame_rows
-        self._lock = threading.RLock()
         self._links: Links[_Link] = Links(self._close_link)
-        self._active: AvaticaResult | None = None
+        self._open = OpenResults()  # the results not yet closed, closed with the transport
         self._closed = False
 
     def __repr__(self) -> str:
@@ -138,14 +145,6 @@ class AvaticaTransport:
 
         return Pending(post)
 
-    def _connection(self, context: dict[str, Any]) -> _Link:
-        """The connection opened with *context* as its properties (opened now if there is none)."""
-        if self._closed:
-            from ..errors import ClosedError
-
-            raise ClosedError("This Avatica transport is closed.")
-        return self._links.get(context, lambda: self._open_link(context))
-
     def _open_link(self, context: dict[str, Any]) -> _Link:
         connection_id = str(uuid.uuid4())
         # The context first: check_context refuses "user"/"password" keys, so the credentials always win.
@@ -165,11 +164,9 @@ class AvaticaTransport:
         except PMError as exc:
             log.debug("closeConnection failed: %s", exc)
 
-    def _statement(self, link: _Link) -> int:
-        if link.statement_id is None:
-            answer = self.call(proto.create_statement(link.connection_id), "createStatement")
-            link.statement_id = int(answer["statementId"])
-        return link.statement_id
+    def _create_statement(self, link: _Link) -> int:
+        answer = self.call(proto.create_statement(link.connection_id), "createStatement")
+        return int(answer["statementId"])
 
     # -- statements
     def execute(
@@ -186,76 +183,89 @@ class AvaticaTransport:
             raise ConfigurationError("The SQL text is empty.", hint="Pass a SELECT statement.")
         checked = check_context(context)
         values = proto.parameter_values(check_params(list(params or [])))
-        with self._lock:
-            if self._active is not None:  # one open result per connection: the old one is finished or dropped
-                self._active.close()
-            for attempt in (1, 2):
-                link = self._connection(checked)
-                try:
-                    result = self._start(link, sql, values, batch_rows)
-                    break
-                except QueryError as exc:
-                    if exc.error_code != _NO_SUCH_CONNECTION or attempt == 2:
-                        raise
-                    log.debug("Avatica connection lost on the server; reconnecting")
-                    self._links.forget(link)
-            self._active = result
-            return result
+        for attempt in (1, 2):
+            if self._closed:
+                raise ClosedError("This Avatica transport is closed.")
+            link, seat, shared = self._links.take(
+                checked, lambda: self._open_link(checked), reusable=not values
+            )
+            result = AvaticaResult(self, sql, link, seat, batch_rows)
+            self._open.add(result)
+            try:
+                self._start(result, shared, values)
+                return result
+            except PMError as exc:
+                if result._closed:  # closed meanwhile (the connection was): its failure is our doing
+                    raise closed_error("avatica", result._closed_by) from None
+                result.close()  # gives its seat back (and closes a statement it owns)
+                if not isinstance(exc, QueryError) or exc.error_code != _NO_SUCH_CONNECTION or attempt == 2:
+                    raise
+                log.debug("Avatica connection lost on the server; reconnecting")
+                if self._links.forget(link):
+                    self._close_link(link)
+            except BaseException:
+                result.close()
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
-    def _start(self, link: _Link, sql: str, values: list[dict[str, Any]], batch_rows: int) -> AvaticaResult:
+    def _start(self, result: AvaticaResult, shared: Any, values: list[dict[str, Any]]) -> None:
+        """Place *result*'s statement on its connection (prepared, or the shared one: *shared*, made now if
+        ``None``), execute it and take its first frame."""
+        link, seat, sql = result.link, result.seat, result.sql
         connection_id = link.connection_id
         if values:
             prepared = self.call(proto.prepare(connection_id, sql), "prepare", sql=sql)["statement"]
+            result.statement_id = int(prepared["id"])
             declared = len((prepared.get("signature") or {}).get("parameters") or [])
             if declared != len(values):
-                self.call(proto.close_statement(connection_id, prepared["id"]), "closeStatement")
                 raise QueryError(
                     f"The statement has {declared} ? placeholder(s) but {len(values)} parameter(s) "
                     "were given.",
                     sql=sql,
                     hint="Pass exactly one value per ?.",
                 )
-            statement_id, owned = int(prepared["id"]), True
-            result = AvaticaResult(self, sql, link, statement_id, owned, batch_rows)
             message = proto.execute(prepared, values, first_frame_rows=self._frame_rows)
-            try:
-                answer, rows = self._interruptible(
-                    result, lambda: self.call_frame(message, "executeResults", sql=sql)
-                )
-            except PMError:
-                result.close()  # a failed prepared statement still counts against the server's limit
-                raise
-        else:
-            statement_id, owned = self._statement(link), False
-            result = AvaticaResult(self, sql, link, statement_id, owned, batch_rows)
             answer, rows = self._interruptible(
-                result,
-                lambda: self.call_frame(
-                    proto.prepare_and_execute(
-                        connection_id, statement_id, sql, max_rows_in_first_frame=self._frame_rows
-                    ),
-                    "executeResults",
-                    sql=sql,
-                ),
+                result, lambda: self.call_frame(message, "executeResults", sql=sql)
             )
-            if answer.get("missingStatement"):
-                link.statement_id = None
-                result.statement_id = statement_id = self._statement(link)
-                answer, rows = self.call_frame(
-                    proto.prepare_and_execute(
-                        connection_id, statement_id, sql, max_rows_in_first_frame=self._frame_rows
-                    ),
-                    "executeResults",
-                    sql=sql,
+        else:
+            if seat == "shared":
+                result.statement_id = int(shared)
+            else:
+                result.statement_id = self._create_statement(link)
+                if seat == "new-shared":
+                    link.seats.shared = result.statement_id  # this result holds the shared seat
+
+            def run() -> tuple[dict[str, Any], bytes | None]:
+                assert result.statement_id is not None
+                message = proto.prepare_and_execute(
+                    connection_id, result.statement_id, sql, max_rows_in_first_frame=self._frame_rows
                 )
+                return self.call_frame(message, "executeResults", sql=sql)
+
+            answer, rows = self._interruptible(result, run)
+            if answer.get("missingStatement") and seat == "shared":  # it expired on the server: a new one
+                result.statement_id = link.seats.shared = self._create_statement(link)
+                answer, rows = self._interruptible(result, run)
         sets = answer.get("resultSets") or []
         if not sets or sets[0].get("updateCount", -1) != -1:
-            result.close()
             raise QueryError(
                 "The statement returned no result set.", sql=sql, hint="Only SELECT queries return rows."
             )
         result.start(sets[0], rows)
-        return result
+
+    def _close_statement(self, connection_id: str, statement_id: int, *, side: bool = False) -> None:
+        """``closeStatement`` (best effort), on a fresh HTTP connection with *side* (the main one may be
+        mid-read: a cancel)."""
+        message = proto.close_statement(connection_id, statement_id)
+        try:
+            if side:
+                with requests.Session() as session:
+                    self.call(message, "closeStatement", session=session)
+            else:
+                self.call(message, "closeStatement")
+        except PMError as exc:
+            log.debug("closeStatement failed: %s", exc)
 
     @staticmethod
     def _interruptible(result: AvaticaResult, call: Any) -> Any:
@@ -266,16 +276,15 @@ class AvaticaTransport:
             raise
 
     def close(self) -> None:
-        """Close the server connection (best effort) and the private HTTP session."""
-        with self._lock:
-            if self._closed:
-                return
-            if self._active is not None:
-                self._active.close()
-            self._links.close_all()
-            self._closed = True
-            if self._own_session:
-                self._session.close()
+        """Close the results still open (their readers get a ClosedError), the server connections (best
+        effort) and the private HTTP session."""
+        if self._closed:
+            return
+        self._closed = True
+        self._open.close_all()
+        self._links.close_all()
+        if self._own_session:
+            self._session.close()
 
 
 class AvaticaResult:
@@ -283,20 +292,15 @@ class AvaticaResult:
     ``batch_rows``."""
 
     def __init__(
-        self,
-        transport: AvaticaTransport,
-        sql: str,
-        link: _Link,
-        statement_id: int,
-        owned: bool,
-        batch_rows: int,
+        self, transport: AvaticaTransport, sql: str, link: _Link, seat: Seat, batch_rows: int
     ) -> None:
         self._transport = transport
         self.sql = sql
-        self._link = link
+        self.link = link
+        self.seat = seat  # how its statement sits on the connection (see _links.Seats)
         self.connection_id = link.connection_id
-        self.statement_id = statement_id
-        self._owned = owned
+        self.statement_id: int | None = None  # set once the statement is placed
+        self._owned = seat == "owned"
         self._batch_rows = max(1, batch_rows)
         self.columns: tuple[ColumnSpec, ...] = ()
         self._first: dict[str, Any] | None = None
@@ -305,6 +309,8 @@ class AvaticaResult:
         self._offset = 0
         self._done = False
         self._closed = False
+        self._closed_by = BY_OWNER
+        self._stop = threading.Event()  # set by close(): a reader waiting for a fetch gives up at once
 
     def start(self, result_set: dict[str, Any], rows: bytes | None = None) -> None:
         """Take the ``executeResults`` result set: its signature and first frame (its rows as JSON text
@@ -335,8 +341,19 @@ class AvaticaResult:
                 if done:
                     self._done = True
                     return
-            answer, shaped = (pending or self._fetch(self._offset)).result()
+            if self._closed:
+                raise closed_error("avatica", self._closed_by)
+            try:
+                answer, shaped = (pending or self._fetch(self._offset)).result(stop=self._stop)
+            except Abandoned:
+                raise closed_error("avatica", self._closed_by) from None
+            except PMError:
+                if self._closed:  # its failure is our close's doing, not the server's
+                    raise closed_error("avatica", self._closed_by) from None
+                raise
             pending = None
+            if self._closed:
+                raise closed_error("avatica", self._closed_by)
             if answer.get("missingStatement") or answer.get("missingResults"):
                 raise QueryError(
                     "The server lost the statement while its rows were being read.",
@@ -364,6 +381,7 @@ class AvaticaResult:
         return answer, self._rows(answer.get("frame") or {"rows": [], "done": False}, rows)
 
     def _fetch(self, offset: int) -> Pending[Any]:
+        assert self.statement_id is not None
         message = proto.fetch(self.connection_id, self.statement_id, offset, self._transport._frame_rows)
         return self._transport.start_call(message, "fetch", sql=self.sql, frame=True, then=self._shaped)
 
@@ -415,31 +433,26 @@ class AvaticaResult:
     def cancel(self) -> None:
         """Ask the server to stop: ``closeStatement`` on a fresh HTTP connection (the main one may be
         mid-read)."""
+        self._finish(close_statement=True)
+
+    def close(self, *, by: str = BY_OWNER) -> None:
+        """Release the statement: closed on the server if the result owns it or its rows were not all read
+        (a reader, now or later, then gets a ClosedError saying that *by* closed it)."""
+        if not self._closed:
+            self._closed_by = by
+        self._finish(close_statement=self._owned or not self._done)
+
+    def _finish(self, *, close_statement: bool) -> None:
         if self._closed:
             return
         self._closed = True
+        self._stop.set()
         transport = self._transport
-        with requests.Session() as side:
-            try:
-                transport.call(
-                    proto.close_statement(self.connection_id, self.statement_id),
-                    "closeStatement",
-                    session=side,
-                )
-            except PMError as exc:
-                log.debug("closeStatement while cancelling failed: %s", exc)
-        if not self._owned and self._link.statement_id == self.statement_id:
-            self._link.statement_id = None  # the server closed it: the next query creates a new one
-        if transport._active is self:
-            transport._active = None
-
-    def close(self) -> None:
-        """Release the statement: closed on the server if we own it or its rows were not all read."""
-        if self._closed:
-            return
-        if not self._owned and self._done:
-            self._closed = True
-            if self._transport._active is self:
-                self._transport._active = None
-            return
-        self.cancel()
+        transport._open.discard(self)
+        statement_id = self.statement_id
+        if close_statement and statement_id is not None:
+            transport._close_statement(self.connection_id, statement_id, side=True)
+        # A shared statement closed on the server (or never made) is gone: the next query creates one.
+        lost = not self._owned and (statement_id is None or close_statement)
+        if transport._links.give_back(self.link, self.seat, shared_lost=lost):
+            transport._close_link(self.link)  # forgotten earlier, and this was its last result

@@ -7,6 +7,11 @@ apart from ``""``); a reader thread takes them off the socket while the previous
 :mod:`pm_notebook.frames` turns each slice of lines into Arrow columns without a Python object per cell.
 Credentials: HTTP Basic (client id : client secret).
 Parameters travel in the request's ``parameters`` list; cancellation is ``DELETE /druid/v2/sql/{sqlQueryId}``.
+
+Every statement is one HTTP answer of its own (as pydruid and httpx clients do): a new statement never closes
+one still being read, on this thread or another. A result closed before its last row (by its owner, by the
+transport's close, or dropped as garbage) cancels its query, ends its reader thread, and fails its reader at
+once with a :class:`~pm_notebook.errors.ClosedError`.
 """
 
 from __future__ import annotations
@@ -15,14 +20,16 @@ import collections
 import logging
 import threading
 import uuid
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import requests
 
 from .. import _http
-from ..errors import ConfigurationError, PMError, QueryError
+from ..errors import ClosedError, ConfigurationError, PMError, QueryError
 from . import druid_protocol as wire
+from ._open import BY_OWNER, OpenResults, closed_error
 from ._workers import run_in_worker
 from .base import Batch, ColumnSpec, Target
 from .context import check_context
@@ -44,6 +51,10 @@ class _Exchange:
     server's writes): at most ``ahead_bytes()`` wait to be parsed — the next batch's size, so it arrives
     while one is parsed, and a small answer's memory is not a fixed read-ahead's. The caller waits in short
     slices (:meth:`response`, :meth:`next`), so a Ctrl-C delivered to another thread (the JVM's) is seen.
+
+    :meth:`close` is seen by both sides at once: the caller's next wait raises the error it was given, and
+    the worker stops at its next chunk (the cancelled query's answer ends, the response is closed);
+    :attr:`finished` is set when the worker is done with this exchange.
     """
 
     _END = object()
@@ -56,6 +67,9 @@ class _Exchange:
         self._held = 0  # bytes of body chunks waiting in _items
         self._changed = threading.Condition()
         self._stop = threading.Event()
+        self._stopped: ClosedError | None = None  # what the caller's next wait raises after close()
+        #: set once the worker thread is done with this exchange (answer read, failed, or stopped)
+        self.finished = threading.Event()
         run_in_worker(self._run)
 
     def _run(self) -> None:
@@ -69,10 +83,13 @@ class _Exchange:
                 return  # the caller reads the error body
             for chunk in response.iter_content(chunk_size=_http.CHUNK_BYTES):
                 if not self._put(chunk, len(chunk)):
+                    response.close()
                     return
             self._put(self._END)
         except BaseException as exc:  # handed to the waiting thread
             self._put(exc)
+        finally:
+            self.finished.set()
 
     def _put(self, item: Any, size: int = 0) -> bool:
         with self._changed:
@@ -88,7 +105,9 @@ class _Exchange:
 
     def _get(self) -> Any:
         with self._changed:
-            while not self._items:
+            while not self._items or self._stop.is_set():
+                if self._stop.is_set():
+                    raise self._stopped or ClosedError("This Druid SQL answer was closed.")
                 self._changed.wait(0.05)
             item, size = self._items.popleft()
             self._held -= size
@@ -112,13 +131,16 @@ class _Exchange:
         chunk: bytes = item
         return chunk
 
-    def close(self) -> None:
-        """Stop receiving and release the connection."""
-        self._stop.set()
+    def close(self, error: ClosedError | None = None) -> None:
+        """Stop receiving and release the connection; a caller waiting now or later gets *error*."""
         with self._changed:
+            if self._stopped is None:
+                self._stopped = error
+            self._stop.set()
             self._changed.notify_all()
-        if self._response is not None:
-            self._response.close()
+        response = self._response
+        if response is not None:
+            response.close()
 
 
 class DruidTransport:
@@ -139,8 +161,7 @@ class DruidTransport:
         self._timeout = (10.0, float(target.timeout))
         self._own_session = session is None
         self._session = session or _http.sql_session()
-        self._lock = threading.Lock()
-        self._active: DruidResult | None = None
+        self._open = OpenResults()  # the results not yet closed, closed with the transport
         self._closed = False
 
     def __repr__(self) -> str:
@@ -165,27 +186,25 @@ class DruidTransport:
         checked = check_context(context)
         query_id = str(checked.get("sqlQueryId") or f"pm-{uuid.uuid4()}")
         data = wire.request_body(sql, params, query_id, checked)
-        with self._lock:
-            if self._active is not None:
-                self._active.close()
-            result = DruidResult(self, sql, query_id, batch_rows)
-            exchange = _Exchange(
-                lambda: _http.send(
-                    self._session,
-                    "POST",
-                    self.url,
-                    timeout=self._timeout,
-                    what="Druid SQL query",
-                    data=data,
-                    auth=_http.SecretBasicAuth(self._target.user, self._target.password),
-                    stream=True,
-                    headers={"Content-Type": "application/json"},
-                ),
-                ahead_bytes=result.read_ahead,
-            )
-            result.start(exchange)
-            self._active = result
-            return result
+        result = DruidResult(self, sql, query_id, batch_rows)
+        parser = result.parser  # the exchange's worker must not keep the result alive (see DruidResult)
+        exchange = _Exchange(
+            lambda: _http.send(
+                self._session,
+                "POST",
+                self.url,
+                timeout=self._timeout,
+                what="Druid SQL query",
+                data=data,
+                auth=_http.SecretBasicAuth(self._target.user, self._target.password),
+                stream=True,
+                headers={"Content-Type": "application/json"},
+            ),
+            ahead_bytes=lambda: parser.batch_target,
+        )
+        self._open.add(result)
+        result.start(exchange)
+        return result
 
     def cancel_query(self, query_id: str) -> None:
         """``DELETE /druid/v2/sql/{id}`` on a fresh HTTP connection (best effort: the query may have
@@ -205,24 +224,26 @@ class DruidTransport:
                 log.debug("Druid cancel of %s failed: %s", query_id, exc)
 
     def close(self) -> None:
-        """Drop any open result and the private HTTP session."""
-        with self._lock:
-            if self._active is not None:
-                self._active.close()
-                self._active = None
-            self._closed = True
-            if self._own_session:
-                self._session.close()
+        """Close the results still open (their readers get a ClosedError) and the private HTTP session."""
+        self._closed = True
+        self._open.close_all()
+        if self._own_session:
+            self._session.close()
 
 
 class DruidResult:
-    """A streaming Druid SQL answer: the header lines give :attr:`columns`, then batches of JSON arrays."""
+    """A streaming Druid SQL answer: the header lines give :attr:`columns`, then batches of JSON arrays.
+
+    A result dropped before it was read to the end or closed (garbage) is closed as :meth:`close` would: its
+    query cancelled (on a worker thread), its reader thread stopped. Nothing the reader thread holds refers
+    back to the result, so dropping it is enough.
+    """
 
     def __init__(self, transport: DruidTransport, sql: str, query_id: str, batch_rows: int) -> None:
         self._transport = transport
         self.sql = sql
         self.query_id = query_id
-        self._parser = wire.AnswerParser(
+        self.parser = self._parser = wire.AnswerParser(
             sql=sql, batch_bytes=max(wire.CHUNK_BYTES, max(1, batch_rows) * wire.BYTES_PER_ROW)
         )
         self.columns: tuple[ColumnSpec, ...] = ()
@@ -230,10 +251,8 @@ class DruidResult:
         self._ready: list[Batch] = []  # batches parsed while the header was read
         self._done = False
         self._closed = False
-
-    def read_ahead(self) -> int:
-        """How many body bytes may wait to be parsed: the next batch's size (read while one is parsed)."""
-        return self._parser.batch_target
+        self._closed_by = BY_OWNER
+        self._cancelled = False
 
     def start(self, exchange: _Exchange) -> None:
         """Wait for the answer, check its status and read the header lines (the declared column types)."""
@@ -256,6 +275,7 @@ class DruidResult:
                 response.close()
             self._closed = True
             raise wire.error_from_answer(response.status_code, content, sql=self.sql, url=self._transport.url)
+        self._dropped = weakref.finalize(self, _dropped, exchange, self._transport, self.query_id)
         try:
             while self._parser.columns is None:
                 chunk = exchange.next()
@@ -274,8 +294,11 @@ class DruidResult:
         assert self._reader is not None
         try:
             ready, self._ready = self._ready, []
-            yield from ready
+            for batch in ready:
+                self._check_open()
+                yield batch
             while not self._done:
+                self._check_open()
                 chunk = self._reader.next()
                 if chunk is None:
                     self._done = True
@@ -296,22 +319,37 @@ class DruidResult:
             if self._done:
                 self.close()
 
+    def _check_open(self) -> None:
+        if self._closed and not self._done:
+            raise closed_error("druid", self._closed_by)
+
     def cancel(self) -> None:
         """Cancel the query on the server and drop the HTTP stream."""
         if self._closed:
             return
         self._transport.cancel_query(self.query_id)
-        self._done = True  # cancelled: close() must not cancel again
+        self._cancelled = True  # close() must not cancel again
         self.close()
 
-    def close(self) -> None:
-        """Release the HTTP stream; an unfinished query is cancelled on the server."""
+    def close(self, *, by: str = BY_OWNER) -> None:
+        """Release the HTTP stream; an unfinished query is cancelled on the server and its reader (now or
+        later) gets a ClosedError saying that *by* closed it."""
         if self._closed:
             return
-        self._closed = True
-        if not self._done:
-            self._transport.cancel_query(self.query_id)
+        self._closed, self._closed_by = True, by
+        self._transport._open.discard(self)
+        dropped = getattr(self, "_dropped", None)
+        if dropped is not None:
+            dropped.detach()
         if self._reader is not None:
-            self._reader.close()
-        if self._transport._active is self:
-            self._transport._active = None
+            self._reader.close(closed_error("druid", by))
+        if not self._done and not self._cancelled:
+            self._transport.cancel_query(self.query_id)
+
+
+def _dropped(exchange: _Exchange, transport: DruidTransport, query_id: str) -> None:
+    """A result dropped unclosed (garbage): stop its reader thread now and cancel its query on a worker."""
+    running = not exchange.finished.is_set()  # else the whole answer arrived: nothing to cancel
+    exchange.close(closed_error("druid", BY_OWNER))
+    if running:
+        run_in_worker(lambda: transport.cancel_query(query_id))

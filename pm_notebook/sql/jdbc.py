@@ -10,8 +10,13 @@ conversion. The JDBC URL gets ``;fetch_size=5000`` (the only setting that reache
 
 Java calls run on a worker thread (reused, and attached to the JVM while it lives) while the calling thread
 waits, so a KeyboardInterrupt is seen at once: the statement is cancelled and closed, the (possibly busy) Java
-connection is dropped in the background, and the next query opens a fresh one. JPype is imported inside
-functions only.
+connection is dropped in the background (once no other result reads from it), and the next query opens a
+fresh one. JPype is imported inside functions only.
+
+Every statement has a result of its own, on a connection no other open result uses (see :mod:`._links`): an
+unparameterised query reuses that connection's shared Statement, a parameterised one is prepared, so a new
+statement never closes one still being read, nor waits for it. A result closed before its last row fails its
+reader at once with a :class:`~pm_notebook.errors.ClosedError` that says what closed it.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import mmap
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -30,8 +35,9 @@ from ..config import jdbc_url_with_options, mask_jdbc_url
 from ..errors import ClosedError, ConfigurationError, DriverError, QueryError
 from ._errors import from_java
 from ._jvm import DRIVER_CLASS, HELPER_CLASS, clear_interrupt, ensure_jvm, helper_jar
-from ._links import Links
-from ._workers import at_worker_exit, run_in_worker, run_interruptible
+from ._links import Links, Seat, Seats
+from ._open import BY_OWNER, OpenResults, closed_error
+from ._workers import Abandoned, at_worker_exit, run_in_worker, run_interruptible
 from .base import Batch, ColumnSpec, Target
 from .context import check_context, context_properties
 from .params import Param, check_params
@@ -78,8 +84,14 @@ def open_transport(target: Target) -> JdbcTransport:
     return JdbcTransport(target)
 
 
-def run_java(call: Callable[[], T], *, on_interrupt: Callable[[], None] | None = None) -> T:
-    """Run a blocking Java call off the calling thread (Ctrl-C stays responsive).
+def run_java(
+    call: Callable[[], T],
+    *,
+    on_interrupt: Callable[[], None] | None = None,
+    stop: threading.Event | None = None,
+) -> T:
+    """Run a blocking Java call off the calling thread (Ctrl-C stays responsive; *stop*: see
+    :meth:`._workers.Pending.result`).
 
     The worker threads stay attached to the JVM (as daemon threads) until they end.
     """
@@ -88,7 +100,7 @@ def run_java(call: Callable[[], T], *, on_interrupt: Callable[[], None] | None =
         clear_interrupt()  # an interrupt left on this worker's Java side must not fail the next call
         return call()
 
-    return run_interruptible(fresh, on_interrupt=on_interrupt)
+    return run_interruptible(fresh, on_interrupt=on_interrupt, stop=stop)
 
 
 def _detach_thread() -> None:
@@ -102,10 +114,11 @@ at_worker_exit(_detach_thread)
 
 @dataclass
 class _Link:
-    """One Java connection, opened with one query context's properties, and its shared Statement."""
+    """One Java connection, opened with one query context's properties; ``seats.shared`` is its shared
+    Statement (reused by unparameterised queries while no result reads it: one round trip each)."""
 
     jconn: Any
-    shared: Any = None  # one Statement reused by unparameterised queries: one round trip each
+    seats: Seats = field(default_factory=Seats)
 
 
 class JdbcTransport:
@@ -113,7 +126,9 @@ class JdbcTransport:
 
     The query context travels as connection properties (the driver sends them in ``openConnection``'s
     ``info`` map, where Druid reads the context; keys written in the URL are not sent), so each distinct
-    context gets a connection of its own: the last :data:`._links.MAX_CONTEXTS` are kept open.
+    context gets a connection of its own: the last :data:`._links.MAX_CONTEXTS` idle ones are kept open. A
+    statement that starts while a result of the same context is still being read gets another connection
+    (see :mod:`._links`).
 
     :param target: the JDBC URL, login and password (client id and secret: the secret is revealed only into
         the driver's ``Properties``) and the driver jar (else ``PM_JDBC_DRIVER``, else the cached download).
@@ -127,19 +142,12 @@ class JdbcTransport:
             target.jdbc_url, fetch_size=fetch_size, transparent_reconnection="true"
         )
         self._target = target
-        self._lock = threading.RLock()
         self._links: Links[_Link] = Links(lambda link: _quiet_close(link.jconn))
-        self._active: JdbcResult | None = None
+        self._open = OpenResults()  # the results not yet closed, closed with the transport
         self._closed = False
 
     def __repr__(self) -> str:
         return f"JdbcTransport(url={mask_jdbc_url(self.url)!r}, user={self._target.user!r})"
-
-    def _connection(self, context: dict[str, Any]) -> _Link:
-        """The connection opened with *context* as its properties (opened now if there is none)."""
-        if self._closed:
-            raise ClosedError("This JDBC transport is closed.")
-        return self._links.get(context, lambda: self._open_link(context))
 
     def _open_link(self, context: dict[str, Any]) -> _Link:
         ensure_jvm(self._target.driver)
@@ -163,10 +171,15 @@ class JdbcTransport:
         return _Link(jconn)
 
     def abandon_connection(self, link: _Link) -> None:
-        """Forget a Java connection (after a cancel it may still be busy); close it in the background."""
-        self._links.forget(link)
-        link.shared = None
-        _close_in_background(link.jconn)
+        """Forget a Java connection (after a cancel it may still be busy): no new statement goes to it, and
+        it is closed in the background once no result reads from it."""
+        if self._links.forget(link):
+            _close_in_background(link.jconn)
+
+    def give_back(self, link: _Link, seat: Seat, *, shared_lost: bool = False) -> None:
+        """A result on *link* is closed: its seat is free; a forgotten link is closed after its last one."""
+        if self._links.give_back(link, seat, shared_lost=shared_lost):
+            _close_in_background(link.jconn)
 
     def execute(
         self,
@@ -184,57 +197,67 @@ class JdbcTransport:
         values = check_params(list(params or []))
         import jpype
 
-        with self._lock:
-            if self._active is not None:
-                self._active.close()
-            link = self._connection(checked)
-            jconn = link.jconn
-            result = JdbcResult(self, sql, batch_rows, link)
+        if self._closed:
+            raise ClosedError("This JDBC transport is closed.")
+        link, seat, shared = self._links.take(checked, lambda: self._open_link(checked), reusable=not values)
+        jconn = link.jconn
+        result = JdbcResult(self, sql, batch_rows, link, seat)
+        self._open.add(result)
 
-            def start() -> Any:
-                if values:
-                    statement = jconn.prepareStatement(sql)
-                    result.statement = statement
-                    expected = statement.getParameterMetaData().getParameterCount()
-                    if expected != len(values):
-                        return ("count", int(expected))
-                    for i, value in enumerate(values, start=1):
-                        _bind(statement, i, value)
-                    return statement.executeQuery()
-                if link.shared is None:
-                    link.shared = jconn.createStatement()
-                result.statement, result.owned = link.shared, False
-                return link.shared.executeQuery(sql)
+        def start() -> Any:
+            if values:
+                statement = jconn.prepareStatement(sql)
+                result.statement = statement
+                expected = statement.getParameterMetaData().getParameterCount()
+                if expected != len(values):
+                    return ("count", int(expected))
+                for i, value in enumerate(values, start=1):
+                    _bind(statement, i, value)
+                return statement.executeQuery()
+            if seat == "shared":
+                statement = shared
+            else:
+                statement = jconn.createStatement()
+                if seat == "new-shared":
+                    link.seats.shared = statement  # this result holds the shared seat
+            result.statement = statement
+            return statement.executeQuery(sql)
 
-            def closing_on_error(call: Callable[[], T]) -> T:
-                try:
-                    return call()
-                except jpype.JException as exc:
-                    result.close()
-                    raise from_java(exc, sql=sql, url=mask_jdbc_url(self.url)) from None
-                except BaseException:
-                    result.close()
-                    raise
-
-            rs = closing_on_error(lambda: run_java(start, on_interrupt=result.cancel))
-            if isinstance(rs, tuple):
+        def closing_on_error(call: Callable[[], T]) -> T:
+            try:
+                return call()
+            except jpype.JException as exc:
+                if result._closed:  # closed meanwhile (the connection was): its failure is our doing
+                    raise closed_error("jdbc", result._closed_by) from None
                 result.close()
-                raise QueryError(
-                    f"The statement has {rs[1]} ? placeholder(s) but {len(values)} parameter(s) were given.",
-                    sql=sql,
-                    hint="Pass exactly one value per ?.",
-                )
-            closing_on_error(lambda: result.start(rs))
-            self._active = result
-            return result
+                raise from_java(exc, sql=sql, url=mask_jdbc_url(self.url)) from None
+            except BaseException:
+                result.close()
+                raise
+
+        def executing() -> Any:
+            result._fetching = True
+            try:
+                return run_java(start, on_interrupt=result.cancel)
+            finally:
+                result._fetching = False
+
+        rs = closing_on_error(executing)
+        if isinstance(rs, tuple):
+            result.close()
+            raise QueryError(
+                f"The statement has {rs[1]} ? placeholder(s) but {len(values)} parameter(s) were given.",
+                sql=sql,
+                hint="Pass exactly one value per ?.",
+            )
+        closing_on_error(lambda: result.start(rs))
+        return result
 
     def close(self) -> None:
-        """Close the open result and the Java connection."""
-        with self._lock:
-            if self._active is not None:
-                self._active.close()
-            self._closed = True
-            self._links.close_all()
+        """Close the results still open (their readers get a ClosedError) and the Java connections."""
+        self._closed = True
+        self._open.close_all()
+        self._links.close_all()
 
 
 def _quiet_close(obj: Any) -> None:
@@ -287,17 +310,22 @@ def _bind(statement: Any, index: int, param: Param) -> None:
 class JdbcResult:
     """An executing JDBC statement read column-wise in chunks of ``batch_rows``."""
 
-    def __init__(self, transport: JdbcTransport, sql: str, batch_rows: int, link: _Link) -> None:
+    def __init__(self, transport: JdbcTransport, sql: str, batch_rows: int, link: _Link, seat: Seat) -> None:
         self._transport = transport
         self._link = link
+        self._seat = seat  # how its Statement sits on the connection (see _links.Seats)
         self.sql = sql
         self._batch_rows = max(1, batch_rows)
         self.statement: Any = None
-        self.owned = True  # False for the transport's shared Statement, which outlives this result
+        # False for the connection's shared Statement, which outlives this result
+        self.owned = seat == "owned"
         self._rs: Any = None
         self.columns: tuple[ColumnSpec, ...] = ()
         self._reader: Any = None
         self._closed = False
+        self._closed_by = BY_OWNER
+        self._stop = threading.Event()  # set by close(): a reader waiting for Java gives up at once
+        self._fetching = False  # a worker is inside the driver with it (closing then must not wait for it)
         self._done = False
 
     def start(self, rs: Any) -> None:
@@ -329,14 +357,27 @@ class JdbcResult:
         reader = self._reader
         try:
             while not self._done:
+                if self._closed:
+                    raise closed_error("jdbc", self._closed_by)
+                self._fetching = True
                 try:
                     n = int(
                         run_java(
-                            lambda: reader.fetch(min(self._batch_rows, READER_ROWS)), on_interrupt=self.cancel
+                            lambda: reader.fetch(min(self._batch_rows, READER_ROWS)),
+                            on_interrupt=self.cancel,
+                            stop=self._stop,
                         )
                     )
+                except Abandoned:
+                    raise closed_error("jdbc", self._closed_by) from None
                 except jpype.JException as exc:
+                    if self._closed:  # its failure is our close's doing, not the server's
+                        raise closed_error("jdbc", self._closed_by) from None
                     raise from_java(exc, sql=self.sql, url=mask_jdbc_url(self._transport.url)) from None
+                finally:
+                    self._fetching = False
+                if self._closed:
+                    raise closed_error("jdbc", self._closed_by)
                 if reader.isDone():
                     self._done = True
                 if n:
@@ -352,25 +393,39 @@ class JdbcResult:
         if self._closed:
             return
         self._closed = True
+        self._stop.set()
+        transport = self._transport
+        transport._open.discard(self)
         if self.statement is not None:
             # Not on this thread: the driver's Statement.cancel waits for the call the statement is in (the
             # very query being interrupted), so Ctrl-C would return only when the query ends.
             _close_in_background(self.statement, cancel_first=True)
-        self._transport.abandon_connection(self._link)
-        if self._transport._active is self:
-            self._transport._active = None
+        transport.abandon_connection(self._link)
+        transport.give_back(self._link, self._seat, shared_lost=True)
 
-    def close(self) -> None:
-        """Close the statement (and with it the ResultSet): ``closeStatement`` on the server."""
+    def close(self, *, by: str = BY_OWNER) -> None:
+        """Close the statement (and with it the ResultSet): ``closeStatement`` on the server. The shared
+        Statement stays open for the next query once its rows were all read; a reader, now or later, gets a
+        ClosedError saying that *by* closed it."""
         if self._closed:
             return
-        self._closed = True
-        if self.owned and self.statement is not None:
+        if self._fetching:
+            # A worker is inside the driver with it (executing, fetching): the driver's close and cancel wait
+            # for that call, the query's whole run. Cancel it as Ctrl-C does: closing its connection stops it.
+            self._closed_by = by
+            self.cancel()
+            return
+        self._closed, self._closed_by = True, by
+        self._stop.set()
+        transport = self._transport
+        transport._open.discard(self)
+        lost = False
+        if (self.owned or not self._done) and self.statement is not None:
             _quiet_close(self.statement)
+            lost = True
         elif self._rs is not None:
             _quiet_close(self._rs)  # the shared Statement stays open for the next query
-        if self._transport._active is self:
-            self._transport._active = None
+        transport.give_back(self._link, self._seat, shared_lost=lost or self.statement is None)
 
 
 def _declared(type_name: str, kind: int) -> str:

@@ -234,6 +234,56 @@ def test_chunks_stream_dataframes(pshell, project, sandbox, sandbox_store):
     assert sum(len(part) for part in pshell.user_ns["it"]) == n
 
 
+@pytest.mark.parametrize("transport", ["druid", "avatica", pytest.param("jdbc", marks=pytest.mark.jdbc)])
+def test_chunks_kept_across_cells_survive_the_cells_between(
+    pshell, project, sandbox, sandbox_store, transport
+):
+    """`%%pmsql --chunks N -o it`, one chunk read, other `%%pmsql` cells on the same transport, then the rest:
+    every row arrives. The sandbox holds the statement mid-result until the other cells ran (it cannot have
+    ended before them); reading the rest, the reader reaches the hold, which is then released."""
+    select = (
+        "SELECT v.caseid, v.vertex_name, c.caseid AS across_cells FROM {vertex} AS v "
+        "CROSS JOIN (SELECT caseid FROM {cases} LIMIT 60) AS c"
+    )
+    real = select.format(vertex=f'druid."{project.id}_vertex"', cases=f'druid."{project.id}"')
+    db = sandbox_store.database(sandbox.workgroups["demo"].client_id)
+    expected = db.cursor().execute(real).df()
+    after = 110_000
+    assert len(expected) > after
+    pshell.run_cell(f"%%pmsql --transport {transport}\nSELECT 1 AS warm")
+    pshell.run_cell(f"%%pmsql --chunks 1000 -o it --transport {transport}\n{select}")
+    sandbox.hold_statements("across_cells", after_rows=after)
+    pshell.run_cell("first = next(it)")
+    n = _count(sandbox, sandbox_store, f'SELECT COUNT(*) FROM druid."{project.id}"')
+    pshell.run_cell(f"%%pmsql -o other --transport {transport}\nSELECT COUNT(*) AS n FROM {{cases}}")
+    assert pshell.user_ns["other"]["n"].tolist() == [n]
+    pshell.run_cell(f"again = %pmsql --transport {transport} SELECT COUNT(*) AS n FROM {{cases}}")
+    assert pshell.user_ns["again"]["n"].tolist() == [n]
+    rest: list = []
+    failed: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            rest.extend(pshell.user_ns["it"])
+        except BaseException as exc:  # reported below
+            failed.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    sandbox.wait_held(1, timeout=60)
+    sandbox.release()
+    reader.join(60)  # a hang guard, not a measure
+    assert not reader.is_alive(), "the iterator hangs"
+    assert not failed, failed
+    got = pd.concat([pshell.user_ns["first"], *rest], ignore_index=True)
+
+    def norm(frame):
+        return frame.astype(str).sort_values(list(frame.columns)).reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(norm(got), norm(expected))
+    assert sandbox.held()["statements"]["ended"] == {"released": 1}
+
+
 def test_to_parquet_writes_every_row(pshell, project, sandbox, sandbox_store, tmp_path):
     n = _count(sandbox, sandbox_store, f'SELECT COUNT(*) FROM druid."{project.id}_vertex"')
     path = tmp_path / "vertex out.parquet"
