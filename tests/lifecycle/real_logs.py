@@ -24,10 +24,10 @@ DAY_MS = 86_400_000
 
 
 def read(name: str) -> pd.DataFrame:
-    """``tests/data/<name>.csv.gz`` as pm4py's event DataFrame: text columns, UTC timestamps, each case's events
-    in the product's documented task order (time, then activity, then resource: docs/mining.md, "The order of
-    a case's tasks"). pm4py keeps the input's order on a timestamp tie (the file's, which the service's tables
-    do not keep), so it is given the events in that order and every sequence it prints is comparable."""
+    """``tests/data/<name>.csv.gz`` as pm4py's event DataFrame: text columns, UTC timestamps, each case's
+    events in the product's documented task order (time, then activity, then resource: docs/mining.md, "The
+    order of a case's tasks"). pm4py keeps the input's order on a timestamp tie (the file's, which the
+    service's tables do not keep), so it is given the events in that order and its sequences compare."""
     events = pd.read_csv(DATA / f"{name}.csv.gz", dtype=str, keep_default_na=False)
     events[TIME] = pd.to_datetime(events[TIME], utc=True)
     return events.sort_values([CASE, TIME, ACT, RES], kind="stable").reset_index(drop=True)
@@ -53,8 +53,8 @@ def monday(times: pd.Series) -> pd.Series:
 
 def independent(frame: pd.DataFrame) -> dict[str, Any]:
     """The independent computation: events in case and time order (ties in the task order :func:`read`
-    gives them, which pm4py keeps), per-case traces and durations, the directly-follows pairs with their waits (START and END
-    included), executions per (activity, case)."""
+    gives them, which pm4py keeps), per-case traces and durations, the directly-follows pairs with their
+    waits (START and END included), executions per (activity, case)."""
     ev = frame.sort_values([CASE, TIME], kind="stable").reset_index(drop=True)
     ev["ms"] = ev[TIME].astype("datetime64[ms, UTC]").astype("int64")
     traces = ev.groupby(CASE, sort=True)[ACT].agg(list)
