@@ -167,7 +167,8 @@ def _display_name(column: str) -> str:
 
 def dimensions(schema: Schema, by: Any) -> list[drivers_sql.Dimension]:
     """The case dimensions to test: every mapped dimension and metric column of the cases table
-    (``<name>_lpkr``, ``detail_<n>_lpkr_<name>``; not their ``all_`` lists), or the columns *by* names."""
+    (``<name>_lpkr``, ``detail_<n>_lpkr_<name>``; not their ``all_`` lists), or the columns *by* names;
+    each shown by its column's name without the ``_lpkr`` decoration (``supplier``)."""
     types = schema.columns["cases"]
     if by is None:
         chosen = [
@@ -187,7 +188,8 @@ def dimensions(schema: Schema, by: Any) -> list[drivers_sql.Dimension]:
                 f"drivers(by=...) must be a dimension name or a list of them, got {by!r}.",
                 hint='drivers("slow", by=["supplier", "order_amount"])',
             )
-        chosen = [(n, schema.dimension("cases", n)) for n in dict.fromkeys(names)]
+        columns = dict.fromkeys(schema.dimension("cases", n) for n in names)
+        chosen = [(_display_name(c[1:-1].replace('""', '"')), c) for c in columns]
     out = []
     for name, column in chosen:
         kind = types[column[1:-1].replace('""', '"')].upper()
