@@ -33,8 +33,8 @@ import pandas as pd
 from .._cells import cell_float
 from .._checks import positive_int
 from ..errors import ConfigurationError
-from ._filters import WithActivity
 from ._filtering import _answer_names, _count_placeholders
+from ._filters import WithActivity
 from ._schema import Schema, quote
 from ._sql import drivers as drivers_sql
 from ._sql._base import Fragment, Statement, qname
@@ -131,7 +131,7 @@ def parse_outcome(outcome: Any, schema: Schema) -> Outcome:
             raise ConfigurationError(
                 f"drivers({text!r}): the condition must be one SQL expression with its values written in "
                 "(no ? placeholder, no ';').",
-                hint="e.g. drivers(\"where:tasks_count > 8\")",
+                hint='e.g. drivers("where:tasks_count > 8")',
             )
         condition = _answer_names(schema, rest)
         return Outcome("where", f"where {rest}", condition=condition)
@@ -152,7 +152,9 @@ def _quantile(text: str) -> float | None:
     except ValueError:
         return None
     if not 0 < q < 1:
-        raise ConfigurationError(f"drivers(): the slow quantile must lie strictly between 0 and 1, got {text!r}.")
+        raise ConfigurationError(
+            f"drivers(): the slow quantile must lie strictly between 0 and 1, got {text!r}."
+        )
     return q
 
 
@@ -244,7 +246,9 @@ def bh_adjust(p: np.ndarray) -> np.ndarray:
     return out
 
 
-def value_statistics(a: Sequence[int], n1: Sequence[int], k: int, n: int) -> pd.DataFrame:
+def value_statistics(
+    a: Sequence[int] | np.ndarray[Any, Any], n1: Sequence[int] | np.ndarray[Any, Any], k: int, n: int
+) -> pd.DataFrame:
     """The statistics of each value (``a`` outcome cases among its ``n1`` cases) against the rest of a log
     of ``n`` cases, ``k`` of them with the outcome: ``rate_with``, ``rate_without``, ``lift``,
     ``difference``, ``ci_low``, ``ci_high``, ``test`` (``z`` or ``fisher``), ``p_value``, ``p_adjusted``
@@ -324,12 +328,25 @@ def drivers(log: ProcessLog, outcome: Any, by: Any = None, min_cases: int = 30) 
             threshold = _number(row["threshold"])
         edges = {
             d.name: tuple(
-                sorted({v for j in range(len(drivers_sql.QUARTILES)) if not math.isnan(v := _number(row[f"d{i}_q{j}"]))})
+                sorted(
+                    {
+                        v
+                        for j in range(len(drivers_sql.QUARTILES))
+                        if not math.isnan(v := _number(row[f"d{i}_q{j}"]))
+                    }
+                )
             )
             for i, d in enumerate(numeric)
         }
-        dims = [drivers_sql.Dimension(d.name, d.column, True, edges[d.name]) if d.numeric else d for d in dims]
-    if wanted.kind == "slow" and wanted.quantile is not None and threshold is not None and math.isnan(threshold):
+        dims = [
+            drivers_sql.Dimension(d.name, d.column, True, edges[d.name]) if d.numeric else d for d in dims
+        ]
+    if (
+        wanted.kind == "slow"
+        and wanted.quantile is not None
+        and threshold is not None
+        and math.isnan(threshold)
+    ):
         threshold = None  # no case: nothing is slow
     counts_sql = drivers_sql.value_counts(
         schema, log._filters, wanted.fragment(schema, threshold if threshold is not None else 0), dims
@@ -352,7 +369,9 @@ def drivers(log: ProcessLog, outcome: Any, by: Any = None, min_cases: int = 30) 
             if cases < min_cases or cases >= n:
                 left_out[dim.name] += 1
                 continue
-            shown = None if pd.isna(value) else labels.get(int(value), str(value)) if dim.numeric else str(value)
+            shown = (
+                None if pd.isna(value) else labels.get(int(value), str(value)) if dim.numeric else str(value)
+            )
             rows.append({"dimension": dim.name, "value": shown, "cases": cases, "outcome_cases": hits})
     frame = pd.DataFrame(rows, columns=["dimension", "value", "cases", "outcome_cases"])
     stats = value_statistics(frame["outcome_cases"].to_numpy(), frame["cases"].to_numpy(), k, n)

@@ -44,9 +44,7 @@ def test_statistics_against_scipy():
         w1 = st.binomtest(a, n1).proportion_ci(0.95, method="wilson")
         w0 = st.binomtest(b, n0).proportion_ci(0.95, method="wilson")
         p1, p0 = a / n1, b / n0
-        assert row["ci_low"] == pytest.approx(
-            p1 - p0 - np.hypot(p1 - w1.low, w0.high - p0), abs=1e-12
-        )
+        assert row["ci_low"] == pytest.approx(p1 - p0 - np.hypot(p1 - w1.low, w0.high - p0), abs=1e-12)
         assert row["ci_high"] == pytest.approx(p1 - p0 + np.hypot(w1.high - p1, p0 - w0.low), abs=1e-12)
         table = [[a, n1 - a], [b, n0 - b]]
         expected = st.contingency.expected_freq(np.array(table)) if 0 < k < n else np.zeros((2, 2))
