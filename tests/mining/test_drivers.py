@@ -261,6 +261,11 @@ def test_the_planted_driver_is_recovered(planted):
     top = answer.iloc[0]
     assert (top["dimension"], top["value"]) == ("supplier", "Acme")
     assert top["significant"] and top["ci_low"] > 0.3 and top["lift"] > 2
+    # docs/mining.md's worked example shows this answer
+    assert (int(top["cases"]), int(top["outcome_cases"])) == (246, 162)
+    assert not answer.loc[answer["dimension"] != "supplier", "significant"].any()
+    others = answer[(answer["dimension"] == "supplier") & (answer["value"] != "Acme")]
+    assert (others["difference"] < 0).all()  # compared with a rest that holds Acme's cases
     assert answer.attrs["sql"].count("GROUPING SETS") == 1
     # the blocked invoices wait ~10 days: Acme's cases are the slow ones too
     slow = log.drivers("slow")
@@ -326,3 +331,46 @@ def test_bad_arguments_are_clear_errors(planted):
         log.drivers("rework", by=["nope"])
     with pytest.raises(ConfigurationError):
         log.drivers("rework", min_cases=0)
+
+
+class Counting:
+    """A Source that counts the statements a log sends (and sends them through the connection)."""
+
+    def __init__(self, conn) -> None:
+        self.conn, self.sent = conn, []
+
+    def query(self, sql, params=None, **kw):
+        self.sent.append(sql)
+        return self.conn.query(sql, params, **kw)
+
+    def query_chunks(self, sql, params=None, **kw):
+        yield self.query(sql, params)
+
+    def resolve_transport(self, name=None):
+        return self.conn.resolve_transport(name)
+
+    def projects(self):
+        return self.conn.projects()
+
+    def column_names(self, project):
+        return self.conn.column_names(project)
+
+
+def test_one_statement_and_one_more_for_cut_points(up_conn, planted):
+    from pm_notebook.mining import ProcessLog
+
+    source = Counting(up_conn)
+    log = ProcessLog.open(source, planted[0].project).with_excluded()
+    log.with_activity("Block Invoice")  # reads the activity names once per log
+
+    def sent(ask) -> int:
+        source.sent.clear()
+        ask()
+        return len(source.sent)
+
+    assert sent(lambda: log.drivers("rework", by="Supplier")) == 1
+    assert sent(lambda: log.drivers(pd.Timedelta(days=9), by=["Supplier", "Region"])) == 1
+    assert sent(lambda: log.drivers("with_activity:Block Invoice", by="Supplier")) == 1
+    assert sent(lambda: log.drivers("slow", by="Supplier")) == 2  # the p75 first
+    assert sent(lambda: log.drivers("rework")) == 2  # the quartiles of Amount first
+    assert sent(lambda: log.drivers("slow")) == 2  # both in one statement
