@@ -25,7 +25,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,11 +36,9 @@ from ..errors import ConfigurationError
 from ._filtering import _answer_names, _count_placeholders
 from ._filters import WithActivity
 from ._schema import Schema, quote
+from ._shaping import LogParts
 from ._sql import drivers as drivers_sql
 from ._sql._base import Fragment, Statement, qname
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ._log import ProcessLog
 
 __all__ = ["ALPHA", "Outcome", "drivers", "parse_outcome", "value_statistics"]
 
@@ -306,7 +304,7 @@ def _bin_labels(edges: Sequence[float]) -> dict[int, str]:
     return labels
 
 
-def drivers(log: ProcessLog, outcome: Any, by: Any = None, min_cases: int = 30) -> pd.DataFrame:
+def drivers(log: LogParts, outcome: Any, by: Any = None, min_cases: int = 30) -> pd.DataFrame:
     """The answer of :meth:`ProcessLog.drivers` (see there and the module docstring)."""
     min_cases = positive_int(min_cases, "min_cases")
     schema = log._schema()

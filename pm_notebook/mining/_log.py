@@ -23,6 +23,7 @@ from .._checks import find_project, positive_int
 from .._models import Project
 from ..errors import ConfigurationError, PMError, QueryError
 from ._answer import Answer
+from ._drivers import drivers as drivers_answer
 from ._filtering import CaseFilterMethods, _variant_by
 from ._filters import (
     CaseFilter,
@@ -527,9 +528,7 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
 
         The statistics are described in :mod:`pm_notebook.mining._drivers` and docs/mining.md.
         """
-        from ._drivers import drivers
-
-        return drivers(self, outcome, by, min_cases)
+        return drivers_answer(self, outcome, by, min_cases)
 
     # --- process map and event export -------------------------------------------------------------
     def process_map(
