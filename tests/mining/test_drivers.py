@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import scipy.stats as st
 
-from pm_notebook.errors import ConfigurationError, SchemaError
+from pm_notebook.errors import ConfigurationError, QueryError, SchemaError
 from pm_notebook.mining._drivers import bh_adjust, fisher_two_sided, value_statistics
 
 ALPHA = 0.05
@@ -331,6 +331,15 @@ def test_bad_arguments_are_clear_errors(planted):
         log.drivers("rework", by=["nope"])
     with pytest.raises(ConfigurationError):
         log.drivers("rework", min_cases=0)
+    with pytest.raises(QueryError, match="nosuch"):
+        log.drivers("where:nosuch > 1")  # Druid's own refusal, naming the column
+
+
+def test_a_log_without_cases_has_no_driver(planted):
+    log, _ = planted
+    for outcome in ("slow", "rework"):
+        answer = log.where("tasks_count < 0").drivers(outcome)
+        assert len(answer) == 0 and answer.attrs["cases"] == 0 and answer.attrs["outcome_cases"] == 0
 
 
 class Counting:
