@@ -383,3 +383,44 @@ def test_one_statement_and_one_more_for_cut_points(up_conn, planted):
     assert sent(lambda: log.drivers("slow", by="Supplier")) == 2  # the p75 first
     assert sent(lambda: log.drivers("rework")) == 2  # the quartiles of Amount first
     assert sent(lambda: log.drivers("slow")) == 2  # both in one statement
+
+
+def test_the_statements_as_plain_values():
+    from pm_notebook.mining import Schema
+    from pm_notebook.mining._filters import Filters
+    from pm_notebook.mining._sql import drivers as drivers_sql
+
+    schema = Schema(
+        "p",
+        {"cases": "p", "vertex": "p_vertex", "edge": "p_edge"},
+        {
+            "cases": {
+                "caseid": "VARCHAR",
+                "duration": "BIGINT",
+                "case_version": "VARCHAR",
+                "rework": "BIGINT",
+            },
+            "vertex": {},
+            "edge": {},
+        },
+    )
+    amount = drivers_sql.Dimension("amount", '"amount_lpkr"', True, (10.0, 20.5))
+    assert drivers_sql.bin_expression(amount) == (
+        'CASE WHEN "amount_lpkr" <= 10.0 THEN 1 WHEN "amount_lpkr" <= 20.5 THEN 2 '
+        'WHEN "amount_lpkr" IS NOT NULL THEN 3 END'
+    )
+    supplier = drivers_sql.Dimension("supplier", '"supplier_lpkr"', False)
+    statement = drivers_sql.value_counts(schema, Filters(), ('"duration" > ?', (5,)), [supplier, amount])
+    assert statement.params == (5,)
+    assert statement.sql.startswith('SELECT "supplier_lpkr" AS "g0", CASE WHEN "amount_lpkr" <= 10.0')
+    assert statement.sql.endswith(
+        'FROM "p" GROUP BY GROUPING SETS (("supplier_lpkr"), ('
+        + drivers_sql.bin_expression(amount)
+        + "), ())"
+    )
+    cut = drivers_sql.cut_points(schema, Filters(), 0.75, [amount])
+    assert cut.sql == (
+        'SELECT APPROX_QUANTILE_DS("duration", 0.75) AS "threshold", '
+        'APPROX_QUANTILE_DS("amount_lpkr", 0.25) AS "d0_q0", APPROX_QUANTILE_DS("amount_lpkr", 0.5) AS "d0_q1", '
+        'APPROX_QUANTILE_DS("amount_lpkr", 0.75) AS "d0_q2" FROM "p"'
+    )
