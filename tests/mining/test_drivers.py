@@ -421,6 +421,7 @@ def test_the_statements_as_plain_values():
     cut = drivers_sql.cut_points(schema, Filters(), 0.75, [amount])
     assert cut.sql == (
         'SELECT APPROX_QUANTILE_DS("duration", 0.75) AS "threshold", '
-        'APPROX_QUANTILE_DS("amount_lpkr", 0.25) AS "d0_q0", APPROX_QUANTILE_DS("amount_lpkr", 0.5) AS "d0_q1", '
+        'APPROX_QUANTILE_DS("amount_lpkr", 0.25) AS "d0_q0", '
+        'APPROX_QUANTILE_DS("amount_lpkr", 0.5) AS "d0_q1", '
         'APPROX_QUANTILE_DS("amount_lpkr", 0.75) AS "d0_q2" FROM "p"'
     )
