@@ -5,6 +5,8 @@
 answer is kept with ``-o NAME``; ``--sql`` shows the Druid SQL statements the answer ran instead of its table
 (some statements are written from an earlier one's result, so they are found by running them).
 ``%pm upload df --project NAME --create`` sends a DataFrame to a project first (and chooses it).
+``%pm drivers slow --by supplier,company_code --min-cases 20`` ranks the dimension values that go with an
+outcome (the outcome is the word after ``drivers``; quote one with spaces: ``"where:tasks_count > 8"``).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "wip": ("work_in_progress", ("freq",)),
     "dotted": ("dotted_chart", ("freq",)),
     "endpoints": ("endpoints", ()),
+    "drivers": ("drivers", ("outcome", "by", "min_cases")),
 }
 #: not an answer: ``%pm upload DF --project NAME [--create]`` sends a DataFrame to a project
 UPLOAD = "upload"
@@ -57,7 +60,12 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="%pm", add_help=False, description="Process-mining answers computed by Druid SQL.")
     p.add_argument("answer", nargs="?", choices=[*sorted(ANSWERS), UPLOAD], help="the answer to compute")
-    p.add_argument("data", nargs="?", help="upload: the Python variable holding the DataFrame (or a path)")
+    p.add_argument(
+        "data",
+        nargs="?",
+        help="upload: the Python variable holding the DataFrame (or a path); drivers: the outcome "
+        '(slow, slow:p90, rework, not_completed, with_activity:NAME, "where:CONDITION")',
+    )
     p.add_argument("--create", action="store_true", help="upload: create the project when it does not exist")
     p.add_argument("--project", help="project name or id (default: the one chosen before)")
     p.add_argument("-o", "--output", help="keep the answer in this Python variable")
@@ -71,7 +79,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--by",
         help="variants: process|model; throughput: variant|week|<dimension>; rework: activity|case; "
-        "resources: activity",
+        "resources: activity; drivers: dimensions, comma-separated",
+    )
+    p.add_argument(
+        "--min-cases", type=int, dest="min_cases", help="drivers: values with fewer cases are left out"
     )
     p.add_argument("--k", type=int, help="bottlenecks: how many transitions")
     p.add_argument("--metric", help="bottlenecks: p90|total; map: frequency|performance")
@@ -106,6 +117,15 @@ def parse_pm_args(line: str) -> argparse.Namespace:
             raise ConfigurationError(
                 "%pm upload needs the data and the project.", hint='%pm upload df --project "My log" --create'
             )
+    elif args.answer == "drivers":
+        if not args.data:
+            raise ConfigurationError(
+                "%pm drivers needs an outcome.",
+                hint='%pm drivers slow | rework | not_completed | with_activity:NAME | "where:CONDITION"',
+            )
+        args.outcome = args.data
+        if args.by is not None:
+            args.by = [name.strip() for name in args.by.split(",") if name.strip()]
     elif args.data is not None:
         raise ConfigurationError(f"%pm {args.answer}: unexpected {args.data!r}.", hint="%pm --help")
     elif args.create:
@@ -114,13 +134,15 @@ def parse_pm_args(line: str) -> argparse.Namespace:
         )
     if args.answer is not None and args.answer != UPLOAD:
         allowed = set(ANSWERS[args.answer][1])
-        names = ("top", "by", "k", "metric", "stat", "freq", "activities", "paths")
+        names = ("top", "by", "k", "metric", "stat", "freq", "activities", "paths", "min_cases")
         given = [n for n in names if getattr(args, n) is not None]
         wrong = [n for n in given if n not in allowed]
         if wrong:
-            takes = ", ".join(f"--{n}" for n in ANSWERS[args.answer][1]) or "no answer options"
+            options = [n.replace("_", "-") for n in ANSWERS[args.answer][1] if n != "outcome"]
+            takes = ", ".join(f"--{n}" for n in options) or "no answer options"
             raise ConfigurationError(
-                f"%pm {args.answer} does not take --{wrong[0]}.", hint=f"%pm {args.answer} takes {takes}."
+                f"%pm {args.answer} does not take --{wrong[0].replace('_', '-')}.",
+                hint=f"%pm {args.answer} takes {takes}.",
             )
     return args
 
@@ -129,7 +151,7 @@ def parse_pm_args(line: str) -> argparse.Namespace:
 class Pm(Magics):
     """``%pm <answer> [options]``: summary, variants, throughput, activities, transitions, bottlenecks,
     rework, cases (over time), map, resources, handovers, arrivals, wip (work in progress), dotted (a
-    dotted chart), endpoints — on the chosen project (``%config Pm.displaylimit`` rows shown)."""
+    dotted chart), endpoints, drivers — on the chosen project (``%config Pm.displaylimit`` rows shown)."""
 
     #: the identifier of this magic's completion matcher (found again by ``%unload_ext``)
     matcher_identifier = "pm_notebook.pm"

@@ -23,6 +23,7 @@ from .._checks import find_project, positive_int
 from .._models import Project
 from ..errors import ConfigurationError, PMError, QueryError
 from ._answer import Answer
+from ._drivers import drivers as drivers_answer
 from ._filtering import CaseFilterMethods, _variant_by
 from ._filters import (
     CaseFilter,
@@ -513,6 +514,22 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         return self._answer(
             frame, [sql, sql_dev, sql_total], cases=total, deviating_cases=deviating, fitness=fitness
         )
+
+    def drivers(self, outcome: Any, by: Any = None, min_cases: int = 30) -> pd.DataFrame:
+        """Which values of the case dimensions go with an *outcome*, ranked by adjusted p-value then by
+        the size of the difference: per value, cases, outcome rate with and without it, lift, the
+        difference with its 95 % interval, a test and its Benjamini-Hochberg adjusted p-value.
+
+        :param outcome: ``"slow"`` (duration above its p75), ``"slow:p90"``, ``"slow:20 days"`` or a
+            ``Timedelta``; ``"rework"``; ``"not_completed"``; ``"with_activity:<name>"``; or
+            ``"where:<SQL condition on the cases table>"``.
+        :param by: the dimensions to test (default: every dimension and metric column of the cases table;
+            numeric ones are cut at their quartiles).
+        :param min_cases: values with fewer cases are left out (``df.attrs["left_out"]`` counts them).
+
+        The statistics are described in :mod:`pm_notebook.mining._drivers` and docs/mining.md.
+        """
+        return drivers_answer(self, outcome, by, min_cases)
 
     # --- process map and event export -------------------------------------------------------------
     def process_map(

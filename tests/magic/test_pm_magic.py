@@ -136,3 +136,17 @@ def test_dotted_chart_is_drawn(pshell, conn, project):
 def test_resource_option_names_a_missing_column(shell, project):
     with pytest.raises(SchemaError, match="Nobody"):
         shell.run_line_magic("pm", f'resources --project "{project.name}" --resource Nobody')
+
+
+def test_drivers_verb_is_the_logs_answer(pshell, conn, project):
+    log = conn.mining(project)
+    pshell.run_cell("%pm drivers rework --by supplier,company_code --min-cases 5 -o d")
+    pd.testing.assert_frame_equal(
+        pshell.user_ns["d"], log.drivers("rework", by=["supplier", "company_code"], min_cases=5)
+    )
+    pshell.run_cell('%pm drivers "where:tasks_count > 6" -o w')
+    pd.testing.assert_frame_equal(pshell.user_ns["w"], log.drivers("where:tasks_count > 6"))
+    with pytest.raises(ConfigurationError, match="needs an outcome"):
+        parse_pm_args("drivers --by supplier")
+    with pytest.raises(ConfigurationError, match="does not take --min-cases"):
+        parse_pm_args("summary --min-cases 3")
