@@ -248,7 +248,7 @@ class AvaticaTransport:
                     "executeResults",
                     sql=sql,
                 )
-        sets = answer.get("resultSets") or []
+        sets = answer.get("results") or []
         if not sets or sets[0].get("updateCount", -1) != -1:
             result.close()
             raise QueryError(

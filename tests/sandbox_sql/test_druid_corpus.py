@@ -113,4 +113,4 @@ def test_window_functions_run_with_the_avatica_connection_property(sandbox, demo
     assert refused["response"] == "error" and "enableWindowing" in refused["errorMessage"]
     answered = run({"enableWindowing": "true"})
     assert answered["response"] == "executeResults", answered
-    assert len(answered["resultSets"][0]["firstFrame"]["rows"]) == 2
+    assert len(answered["results"][0]["firstFrame"]["rows"]) == 2

@@ -123,7 +123,7 @@ def test_avatica_reads_max_subquery_rows_from_the_connection_properties(numbers_
         assert error["exceptions"][0].startswith("org.apache.druid.query.ResourceLimitExceededException: ")
         status, answer = raised.query(IN_ALL)
         assert status == 200, answer
-        assert answer["resultSets"][0]["firstFrame"]["rows"] == [[100_001]]
+        assert answer["results"][0]["firstFrame"]["rows"] == [[100_001]]
     finally:
         default.close()
         raised.close()
@@ -174,7 +174,7 @@ def test_time_zone_from_properties_and_from_the_sql_api_agree(numbers_sql, post)
     finally:
         avatica.close()
     assert status == 200, answer
-    rows = answer["resultSets"][0]["firstFrame"]["rows"]
+    rows = answer["results"][0]["firstFrame"]["rows"]
     assert [r[1:] for r in rows] == [[18, 21_600], [0, 78_401]]
 
 
@@ -367,6 +367,6 @@ def test_avatica_reads_timestamp_literals_in_the_connection_time_zone(numbers_sq
     finally:
         paris.close()
         utc.close()
-    rows = [answer["resultSets"][0]["firstFrame"]["rows"] for status, answer in answers if status == 200]
+    rows = [answer["results"][0]["firstFrame"]["rows"] for status, answer in answers if status == 200]
     # Paris: 23:00 to 02:00 UTC (three hours across the change); UTC: 00:00 to 04:00
     assert rows == [[[3 * 3600]], [[4 * 3600]]]

@@ -171,6 +171,7 @@ def create_sql_app(
 
     async def avatica_endpoint(request: Request) -> Response:
         body = await request.body()
+        avatica.server_address = f"localhost:{request.url.port}"  # Druid names its own host:port
         try:
             basic = _basic_auth(request)
         except _BadCredentials:
@@ -184,7 +185,7 @@ def create_sql_app(
                 req = avatica.parse(body)
                 answered = await budgets.run(avatica.owner(req), avatica.answer, req, basic)
             except SqlError as e:
-                answered = 500, orjson.dumps(e.avatica_body())
+                answered = 500, orjson.dumps(e.avatica_body(avatica.rpc_metadata()))
         status, payload = answered
         return Response(payload, status_code=status, media_type=_JSON)
 

@@ -47,7 +47,7 @@ class AvaticaService(StatementCalls, MetadataCalls):
         try:
             req = self.parse(body)
         except SqlError as e:
-            return 500, orjson.dumps(e.avatica_body())
+            return 500, orjson.dumps(e.avatica_body(self.rpc_metadata()))
         return self.answer(req, basic_auth)
 
     @staticmethod
@@ -89,14 +89,18 @@ class AvaticaService(StatementCalls, MetadataCalls):
             method = getattr(self, "_do_" + req["request"], None)
             if method is None:
                 raise SqlError(f"Unsupported Avatica request '{req['request']}'.", "unsupported")
-            return 200, orjson.dumps(method(req, _Caller(self.engine.store, basic_auth)))
+            reply = method(req, _Caller(self.engine.store, basic_auth))
+            reply["rpcMetadata"] = self.rpc_metadata()
+            return 200, orjson.dumps(reply)
         except SqlError as e:
             log.debug("avatica error (%s): %s", e.kind, e.message)
-            return 500, orjson.dumps(e.avatica_body())
+            return 500, orjson.dumps(e.avatica_body(self.rpc_metadata()))
         except Exception as e:  # a bug of ours must still reach the driver as an error, not a hang
             log.exception("avatica internal error")
             return 500, orjson.dumps(
-                SqlError(f"Internal error: {type(e).__name__}: {e}", "internal").avatica_body()
+                SqlError(f"Internal error: {type(e).__name__}: {e}", "internal").avatica_body(
+                    self.rpc_metadata()
+                )
             )
 
     def handle_inline(self, body: bytes) -> tuple[int, bytes] | None:
@@ -137,7 +141,13 @@ class AvaticaService(StatementCalls, MetadataCalls):
             frame = self._next_frame(st, size, blocking=False)
         finally:
             conn.lock.release()
-        answer = {"response": "fetch", "frame": frame, "missingStatement": False, "missingResults": False}
+        answer = {
+            "response": "fetch",
+            "frame": frame,
+            "missingStatement": False,
+            "missingResults": False,
+            "rpcMetadata": self.rpc_metadata(),
+        }
         return 200, orjson.dumps(answer)
 
     def connection_count(self, client_id: str | None = None) -> int:
