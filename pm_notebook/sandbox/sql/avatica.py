@@ -90,7 +90,8 @@ class AvaticaService(StatementCalls, MetadataCalls):
             if method is None:
                 raise SqlError(f"Unsupported Avatica request '{req['request']}'.", "unsupported")
             reply = method(req, _Caller(self.engine.store, basic_auth))
-            reply["rpcMetadata"] = self.rpc_metadata()
+            if req["request"] not in ("commit", "rollback"):  # Druid 33 answers these two without it
+                reply["rpcMetadata"] = self.rpc_metadata()
             return 200, orjson.dumps(reply)
         except SqlError as e:
             log.debug("avatica error (%s): %s", e.kind, e.message)

@@ -223,8 +223,9 @@ class Column:
 
     @property
     def sql_type(self) -> str:
-        """Druid's SQL type name (``sqlTypesHeader``)."""
-        return f"ARRAY<{self.component}>" if self.type == "ARRAY" else self.type
+        """Druid's SQL type name (``sqlTypesHeader``): a bare ``ARRAY``, as Druid 33 sends it (the element
+        type is in the native ``ARRAY<STRING>`` of ``typesHeader``)."""
+        return self.type
 
 
 _ARROW = {t.druid: t.arrow for t in TYPES if t.arrow is not None}
