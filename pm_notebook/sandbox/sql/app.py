@@ -105,7 +105,10 @@ def _druid_error(err: SqlError, query_id: str | None = None, *, header: bool = F
     if err.kind == "unauthorized":
         headers["WWW-Authenticate"] = 'Basic realm="druid"'
     return Response(
-        orjson.dumps(err.druid_body(query_id)), status_code=err.http_status, media_type=_JSON, headers=headers
+        orjson.dumps(err.druid_body(query_id)),
+        status_code=err.http_status,
+        media_type="application/json",  # Druid's SQL API: no charset (its Avatica endpoint names one)
+        headers=headers,
     )
 
 

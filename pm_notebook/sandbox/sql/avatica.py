@@ -206,14 +206,15 @@ class AvaticaService(StatementCalls, MetadataCalls):
         conn = self._conn(req, caller)
         props = {k: v for k, v in _obj_field(req, "connProps").items() if v is not None}
         conn.props.update(props)
-        answer = {
+        # unset properties stay null, as Druid 33 echoes them (tests/druid/test_protocols.py)
+        answer: dict[str, Any] = {
             "connProps": "connPropsImpl",
-            "autoCommit": True,
-            "readOnly": True,
-            "transactionIsolation": 0,
-            "catalog": "druid",
-            "schema": "druid",
-            "dirty": False,
+            "autoCommit": None,
+            "readOnly": None,
+            "transactionIsolation": None,
+            "catalog": None,
+            "schema": None,
+            "dirty": True,
         }
         # Druid's DruidMeta.connectionSync returns the client's properties as they came, "dirty": true
         # included; the 1.26 driver keeps them and, finding them dirty, syncs again before every statement.

@@ -87,7 +87,7 @@ class SqlError(Exception):
         """The JSON error object of Druid's SQL HTTP API (``druidException``; legacy fields where Druid keeps
         them)."""
         context = dict(self.context)
-        if query_id and self.kind in _LEGACY:
+        if query_id and self.kind in _LEGACY and self.kind != "resource_limit":  # Druid 33 names none there
             context.setdefault("sqlQueryId", query_id)
         body: dict[str, Any] = {
             "error": "druidException",
@@ -102,8 +102,9 @@ class SqlError(Exception):
             body["host"] = None
         if self.kind == "resource_limit":  # Druid's ErrorResponse of a legacy QueryException
             body["error"] = "Resource limit exceeded"
+            body["host"] = "localhost"  # the broker that refused it (tests/druid/test_protocols.py)
             body["context"] = {
-                "host": None,
+                "host": "localhost",
                 "errorClass": self.java_class,
                 "legacyErrorCode": "Resource limit exceeded",
                 **context,
