@@ -27,6 +27,10 @@ AVATICA = "/druid/v2/sql/avatica/"
 SQL = "/druid/v2/sql/"
 
 
+# an IN (subquery) of more rows than maxSubqueryRows=5 allows
+SUBQUERY = 'SELECT COUNT(*) FROM "{pid}" WHERE caseid IN (SELECT caseid FROM "{pid}_vertex" GROUP BY caseid)'
+
+
 def shape(value: Any) -> Any:
     """The keys and JSON types of *value* (a list: the distinct shapes of its elements)."""
     if isinstance(value, dict):
@@ -202,7 +206,7 @@ ANY_STYLE = _AnyStyle()
     [
         ('SELECT nope FROM "{pid}"', "Column 'nope' not found in any table (line [1], column [8])"),
         (
-            'SELECT COUNT(*) FROM "{pid}" WHERE caseid IN (SELECT caseid FROM "{pid}_vertex" GROUP BY caseid)',
+            SUBQUERY,
             "Cannot issue the query, subqueries generated results beyond maximum[5] rows.",
         ),
     ],
@@ -414,7 +418,7 @@ def test_sql_api_empty_answer(sql_pair, pid) -> None:
     [
         ('SELECT nope FROM "{pid}"', {}),
         (
-            'SELECT COUNT(*) FROM "{pid}" WHERE caseid IN (SELECT caseid FROM "{pid}_vertex" GROUP BY caseid)',
+            SUBQUERY,
             {"maxSubqueryRows": 5},
         ),
     ],

@@ -125,7 +125,8 @@ class SqlError(Exception):
         elif self.kind == "unauthorized":
             first, message = f"{self.java_class}: {self.message}", self.message
         elif self.kind in _QUERY_EXCEPTIONS and simple != "DruidException":
-            first = f"{simple}{{msg={self.message}, code={_QUERY_EXCEPTIONS[self.kind]}, class={self.java_class}, host=null}}"
+            legacy = _QUERY_EXCEPTIONS[self.kind]
+            first = f"{simple}{{msg={self.message}, code={legacy}, class={self.java_class}, host=null}}"
             message = f"{simple}: {self.message}"
         else:
             first = (
