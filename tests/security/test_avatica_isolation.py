@@ -31,8 +31,8 @@ def _open(url: str, wg) -> Avatica:
 
 def _error(body: dict) -> str:
     assert body["response"] == "error", body
-    assert not body["errorMessage"].startswith("Internal"), body
-    return body["errorMessage"]
+    assert not (body["errorMessage"] or "").startswith("Internal"), body
+    return body["errorMessage"] or body["exceptions"][0]  # Druid sends no message for an unknown connection
 
 
 def test_the_connection_cap_is_per_workgroup_and_never_evicts_another(sandbox, url, tally):

@@ -35,7 +35,7 @@ def _avatica_error(r: requests.Response, status: int = 500) -> dict:
     assert r.status_code == status, (r.status_code, r.text)
     body = r.json()
     assert body["response"] == "error" and body["exceptions"], body
-    assert not body["errorMessage"].startswith("Internal"), body
+    assert not (body["errorMessage"] or "").startswith("Internal"), body
     return body
 
 

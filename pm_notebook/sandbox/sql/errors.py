@@ -122,7 +122,7 @@ class SqlError(Exception):
         simple = self.java_class.rsplit(".", 1)[-1]
         if self.kind == "no_connection":
             first, message = self.java_class, None
-        elif self.kind == "unauthorized":
+        elif self.kind in ("unauthorized", "internal"):  # (our own bug: kept plain, "Internal error: ...")
             first, message = f"{self.java_class}: {self.message}", self.message
         elif self.kind in _QUERY_EXCEPTIONS and simple != "DruidException":
             legacy = _QUERY_EXCEPTIONS[self.kind]
