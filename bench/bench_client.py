@@ -139,7 +139,7 @@ def record_avatica(env: dict[str, str], queries: list[str], folder: Path, frame_
         for i, sql in enumerate(queries):
             sid = orjson.loads(call(session, proto.create_statement(cid)))["statementId"]
             body = call(session, proto.prepare_and_execute(cid, sid, sql, max_rows_in_first_frame=frame_rows))
-            frame = orjson.loads(body)["resultSets"][0]["firstFrame"]
+            frame = orjson.loads(body)["results"][0]["firstFrame"]
             files = {"execute": f"a{i}-execute.body"}
             (folder / files["execute"]).write_bytes(body)
             offset = len(frame["rows"])

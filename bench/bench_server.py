@@ -99,7 +99,7 @@ def avatica_calls(post, user: str, password: str, sql: str, frame: int) -> int:
                 "maxRowCount": -1,
             }
         )
-    )["resultSets"][0]
+    )["results"][0]
     n, done = len(res["firstFrame"]["rows"]), res["firstFrame"]["done"]
     while not done:
         body = post(

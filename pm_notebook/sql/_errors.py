@@ -42,6 +42,10 @@ _FRAMES = (
     re.compile(r"^Error while executing SQL \".*?\": ", re.S),
     re.compile(r"^while preparing SQL: ", re.S),
     re.compile(r"^Remote driver error: ", re.S),
+    # Druid's Avatica errorMessage is the exception chain "QueryInterruptedException: msg -> DruidException:
+    # msg -> ...": the first link's message is the server's own text
+    re.compile(r" -> [\w$.]*Exception: .*\Z", re.S),
+    re.compile(r"^[A-Z][\w$]*Exception: ", re.S),  # "ResourceLimitExceededException: ..." (no package)
 )
 # Calcite's "line 1, column 8" and Druid's "(line [1], column [8])".
 _POSITION = re.compile(r"line \[?(\d+)\]?, column \[?(\d+)\]?")

@@ -6,7 +6,8 @@ read results. :func:`decode_frame` and :func:`row_lines` read a frame's rows wit
 the ``rows`` array is cut out of the body as text (the small rest is decoded as usual) and rewritten as one
 JSON array per line, the shape of Druid's ``arrayLines`` that :mod:`pm_notebook.frames` parses column-wise.
 The message shapes follow the Avatica 1.26 JSON reference (field names exactly as the Java driver sends them,
-so a Druid broker cannot tell us from the JDBC driver).
+so a Druid broker cannot tell us from the JDBC driver), corrected by what a Druid 33 broker answers
+(``tests/druid/test_protocols.py``): an ``executeResults`` answer lists its result sets under ``results``.
 """
 
 from __future__ import annotations

@@ -247,7 +247,7 @@ class AvaticaTransport:
             if answer.get("missingStatement") and seat == "shared":  # it expired on the server: a new one
                 result.statement_id = link.seats.shared = self._create_statement(link)
                 answer, rows = self._interruptible(result, run)
-        sets = answer.get("resultSets") or []
+        sets = answer.get("results") or []
         if not sets or sets[0].get("updateCount", -1) != -1:
             raise QueryError(
                 "The statement returned no result set.", sql=sql, hint="Only SELECT queries return rows."

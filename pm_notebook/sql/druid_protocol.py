@@ -70,6 +70,10 @@ def error_from_answer(
     return from_druid(status, body, sql=sql, url=url)
 
 
+#: Druid native element type of an ``ARRAY<...>`` → its SQL type name
+_NATIVE_ELEMENTS = {"STRING": "VARCHAR", "LONG": "BIGINT", "DOUBLE": "DOUBLE", "FLOAT": "FLOAT"}
+
+
 def column_specs(names: Any, native: Any, sql: Any) -> tuple[ColumnSpec, ...]:
     """Columns from the three header lines: names, Druid native types, SQL types (preferred)."""
     if not (isinstance(names, list) and isinstance(native, list) and isinstance(sql, list)):
@@ -86,6 +90,10 @@ def column_specs(names: Any, native: Any, sql: Any) -> tuple[ColumnSpec, ...]:
             sql_type, element = "ARRAY", sql_type[: -len(" ARRAY")]
         elif sql_type.startswith("ARRAY<") and sql_type.endswith(">"):
             sql_type, element = "ARRAY", sql_type[len("ARRAY<") : -1]
+        elif sql_type == "ARRAY" and i < len(native):  # Druid 33: bare ARRAY, the element in ARRAY<STRING>
+            kind = str(native[i] or "").upper()
+            if kind.startswith("ARRAY<") and kind.endswith(">"):
+                element = _NATIVE_ELEMENTS.get(kind[len("ARRAY<") : -1])
         columns.append(ColumnSpec(name=str(name), type_name=sql_type, element_type=element))
     return tuple(columns)
 

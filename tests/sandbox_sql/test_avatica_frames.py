@@ -80,7 +80,7 @@ def test_frames_of_every_size_read_the_result_exactly(service, engine, small_sto
             "maxRowCount": -1,
         },
     )
-    first = executed["resultSets"][0]["firstFrame"]
+    first = executed["results"][0]["firstFrame"]
     frames = [first]
     while not frames[-1]["done"]:
         offset = frames[-1]["offset"] + len(frames[-1]["rows"])
@@ -126,7 +126,7 @@ def test_a_failed_encoding_ahead_is_an_avatica_error(service, small_store, monke
         "sql": _sql(small_store),
     }
     first = _call(service, {**message, "maxRowsInFirstFrame": BLOCK, "maxRowCount": -1})
-    assert len(first["resultSets"][0]["firstFrame"]["rows"]) == BLOCK
+    assert len(first["results"][0]["firstFrame"]["rows"]) == BLOCK
     body = orjson.dumps(
         {
             "request": "fetch",
@@ -154,7 +154,7 @@ def test_rows_encoded_ahead_stay_within_two_blocks(service, engine, small_store)
     first = _call(
         service,
         {"request": "prepareAndExecute", **message, "sql": sql, "maxRowsInFirstFrame": 10, "maxRowCount": -1},
-    )["resultSets"][0]["firstFrame"]
+    )["results"][0]["firstFrame"]
     statement = service._connections[cid].statements[sid]
     offset, done, unsent, merged_ahead = len(first["rows"]), first["done"], [], 0
     while not done:

@@ -45,7 +45,7 @@ class Client:
         answer = self.call(
             "prepareAndExecute", statementId=self.sid, sql=sql, maxRowsInFirstFrame=first_frame
         )
-        return answer["resultSets"][0]["firstFrame"]
+        return answer["results"][0]["firstFrame"]
 
     def fetch(self, offset: int, rows: int = BLOCK) -> dict:
         return self.call("fetch", statementId=self.sid, offset=offset, fetchMaxRowCount=rows)["frame"]
@@ -133,7 +133,7 @@ def test_max_row_count_stops_a_streaming_result(small_blocks, sandbox_store, dem
         maxRowsInFirstFrame=BLOCK,
         maxRowCount=3 * BLOCK + 7,
     )
-    frame = answer["resultSets"][0]["firstFrame"]
+    frame = answer["results"][0]["firstFrame"]
     rows = list(frame["rows"])
     while not frame["done"]:
         frame = client.fetch(len(rows))

@@ -78,7 +78,7 @@ class _AvaticaClient:
             statementHandle={"connectionId": self.cid, "id": prep["id"], "signature": None},
             parameterValues=values,
             maxRowCount=100,
-        )["resultSets"][0]
+        )["results"][0]
         frame, rows = res["firstFrame"], []
         rows.extend(frame["rows"])
         while not frame["done"]:

@@ -122,4 +122,4 @@ def test_window_functions_and_the_avatica_connection_properties(sandbox, demo, t
     assert refused["response"] == "error" and "beyond maximum[5] rows" in refused["errorMessage"]
     answered = run({})
     assert answered["response"] == "executeResults", answered
-    assert len(answered["resultSets"][0]["firstFrame"]["rows"]) == 2
+    assert len(answered["results"][0]["firstFrame"]["rows"]) == 2

@@ -53,7 +53,9 @@ class Tally:
                 body = r.json()
             except ValueError:
                 return "5xx"
-            if body.get("response") == "error" and not body.get("errorMessage", "").startswith("Internal"):
+            if body.get("response") == "error" and not (body.get("errorMessage") or "").startswith(
+                "Internal"
+            ):
                 return "refused"
         return "5xx"
 

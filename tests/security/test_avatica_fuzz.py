@@ -203,6 +203,6 @@ def test_fuzzed_avatica_requests_are_answered_in_the_protocol(sandbox, conn, tal
     run()
     assert problems == []
     fresh = Avatica(conn.url, demo.client_id, demo.client_secret)  # conn may be at its statement cap now
-    assert fresh.query("SELECT 1 AS x")["resultSets"][0]["firstFrame"]["rows"] == [[1]]
+    assert fresh.query("SELECT 1 AS x")["results"][0]["firstFrame"]["rows"] == [[1]]
     fresh.call("closeConnection")
     assert demo.client_secret not in str(tally.counts)

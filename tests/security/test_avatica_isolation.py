@@ -31,8 +31,8 @@ def _open(url: str, wg) -> Avatica:
 
 def _error(body: dict) -> str:
     assert body["response"] == "error", body
-    assert not body["errorMessage"].startswith("Internal"), body
-    return body["errorMessage"]
+    assert not (body["errorMessage"] or "").startswith("Internal"), body
+    return body["errorMessage"] or body["exceptions"][0]  # Druid sends no message for an unknown connection
 
 
 def test_the_connection_cap_is_per_workgroup_and_never_evicts_another(sandbox, url, tally):
@@ -77,7 +77,7 @@ def test_an_open_connection_id_cannot_be_opened_again(sandbox, url, tally):
         )
         assert rs["response"] == "executeResults"
         tables = owner.query("SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = 'druid'")
-        names = {row[0] for row in tables["resultSets"][0]["firstFrame"]["rows"]}
+        names = {row[0] for row in tables["results"][0]["firstFrame"]["rows"]}
         assert demo.project_ids[0] in names and second.project_ids[0] not in names
     finally:
         owner.call("closeConnection")
@@ -128,6 +128,6 @@ def test_another_workgroup_cannot_close_a_connection_or_statement(sandbox, url, 
         assert owner.call("closeConnection", auth=intruder)["response"] == "closeConnection"
         tally.record(CLASS, "refused")
         rs = owner.call("prepareAndExecute", statementId=sid, sql="SELECT 1 AS x", maxRowsInFirstFrame=-1)
-        assert rs["resultSets"][0]["statementId"] == sid  # the statement was not closed either
+        assert rs["results"][0]["statementId"] == sid  # the statement was not closed either
     finally:
         owner.call("closeConnection")

@@ -35,7 +35,7 @@ def _avatica_error(r: requests.Response, status: int = 500) -> dict:
     assert r.status_code == status, (r.status_code, r.text)
     body = r.json()
     assert body["response"] == "error" and body["exceptions"], body
-    assert not body["errorMessage"].startswith("Internal"), body
+    assert not (body["errorMessage"] or "").startswith("Internal"), body
     return body
 
 
@@ -162,7 +162,7 @@ def test_malformed_avatica_requests_get_an_error_response_and_the_connection_sti
         r = tally.send(CLASS, "POST", conn.url, data=data, headers={"Content-Type": "application/json"})
         assert r is not None
         _avatica_error(r)
-        assert conn.query("SELECT 1 AS x")["resultSets"][0]["firstFrame"]["rows"] == [[1]]
+        assert conn.query("SELECT 1 AS x")["results"][0]["firstFrame"]["rows"] == [[1]]
     finally:
         conn.call("closeConnection")
 

@@ -60,7 +60,7 @@ def test_sixty_held_queries_of_one_workgroup_do_not_delay_another(sandbox, tally
             )
             assert r is not None and r.status_code == 200 and r.json() == [{"x": 1}]
         conn = Avatica(sandbox.sql_url + AVATICA, demo.client_id, demo.client_secret)
-        assert conn.query("SELECT 2 AS y")["resultSets"][0]["firstFrame"]["rows"] == [[2]]
+        assert conn.query("SELECT 2 AS y")["results"][0]["firstFrame"]["rows"] == [[2]]
         conn.call("closeConnection")
         tally.record(CLASS, "accepted")
         assert not any(f.done() for f in futures)  # second's were held all along

@@ -29,7 +29,7 @@ def test_decode_frame_cuts_exactly_the_rows_array() -> None:
 
 
 def test_decode_frame_of_an_answer_without_rows_is_plain_decode() -> None:
-    body = b'{"response":"executeResults","missingStatement":false,"resultSets":[{"firstFrame":null}]}'
+    body = b'{"response":"executeResults","missingStatement":false,"results":[{"firstFrame":null}]}'
     assert proto.decode_frame(body, "executeResults") == (orjson.loads(body), None)
 
 

@@ -188,6 +188,10 @@ def test_rows_that_are_not_arrays_are_an_error() -> None:
         ("ARRAY<LONG>", "BIGINT ARRAY", "ARRAY", "BIGINT"),
         ("ARRAY<DOUBLE>", "DOUBLE ARRAY", "ARRAY", "DOUBLE"),
         ("ARRAY<STRING>", "ARRAY<VARCHAR>", "ARRAY", "VARCHAR"),
+        # Druid 33's sqlTypesHeader says only ARRAY: the element comes from the native type
+        ("ARRAY<STRING>", "ARRAY", "ARRAY", "VARCHAR"),
+        ("ARRAY<LONG>", "ARRAY", "ARRAY", "BIGINT"),
+        ("ARRAY<DOUBLE>", "ARRAY", "ARRAY", "DOUBLE"),
         ("LONG", "", "LONG", None),  # no SQL type: the native one
         ("LONG", None, "LONG", None),
         (None, None, "VARCHAR", None),  # nothing declared

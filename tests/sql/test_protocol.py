@@ -44,7 +44,7 @@ PREPARE_ANSWER = (
 ).replace("%s", CID)
 
 EXECUTE_RESULTS = (
-    '{"response":"executeResults","missingStatement":false,"resultSets":[{"response":"resultSet",'
+    '{"response":"executeResults","missingStatement":false,"results":[{"response":"resultSet",'
     '"connectionId":"%s","statementId":3,"ownStatement":false,"signature":{"columns":['
     '{"ordinal":0,"label":"__time","nullable":0,"type":{"type":"scalar","id":93,"name":"TIMESTAMP","rep":"LONG"}},'
     '{"ordinal":1,"label":"channel","nullable":1,"type":{"type":"scalar","id":12,"name":"VARCHAR","rep":"STRING"}},'
@@ -127,7 +127,7 @@ def test_unsendable_parameters_are_refused_clearly(bad) -> None:
 
 def test_execute_results_give_declared_columns_and_transposed_frames() -> None:
     answer = proto.decode(EXECUTE_RESULTS.encode(), "executeResults")
-    result_set = answer["resultSets"][0]
+    result_set = answer["results"][0]
     columns = proto.signature_columns(result_set["signature"])
     assert [c.name for c in columns] == [
         "__time",
@@ -152,11 +152,38 @@ def test_error_answer_becomes_query_error_with_the_servers_text() -> None:
     with pytest.raises(QueryError) as info:
         proto.decode(ERROR_ANSWER.encode(), "executeResults", sql="SELEC 1")
     err = info.value
-    assert err.server_message == 'QueryInterruptedException: Encountered "SELEC" at line 1, column 1.'
+    # the exception class Druid's errorMessage starts with is framing, not the server's text
+    assert err.server_message == 'Encountered "SELEC" at line 1, column 1.'
     assert "\tat " not in str(err) and "java.lang" not in str(err)
     assert (
         err.position == (1, 1) and err.sqlstate == "00000" and err.error_code == -1 and err.sql == "SELEC 1"
     )
+
+
+def test_druid_33_error_chain_keeps_the_first_links_message() -> None:
+    """Druid 33's Avatica errorMessage is the exception chain (recorded from the broker): the user reads
+    the first link's message, the one Druid's SQL API answers as its errorMessage."""
+    chain = (
+        "QueryInterruptedException: Column 'nope' not found in any table (line [1], column [8]) -> "
+        "DruidException: Column 'nope' not found in any table (line [1], column [8]) -> ValidationException: "
+        "org.apache.calcite.runtime.CalciteContextException: From line 1, column 8 to line 1, column 11: "
+        "Column 'nope' not found in any table -> SqlValidatorException: Column 'nope' not found in any table"
+    )
+    answer = orjson.dumps(
+        {
+            "response": "error",
+            "exceptions": ["QueryInterruptedException{msg=Column 'nope' ..., host=null}\n\tat x"],
+            "errorMessage": chain,
+            "errorCode": -1,
+            "sqlState": "00000",
+            "severity": "UNKNOWN",
+            "rpcMetadata": {"response": "rpcMetadata", "serverAddress": "localhost:8082"},
+        }
+    )
+    with pytest.raises(QueryError) as info:
+        proto.decode(answer, "executeResults", sql="SELECT nope FROM t")
+    assert info.value.server_message == "Column 'nope' not found in any table (line [1], column [8])"
+    assert info.value.position == (1, 8)
 
 
 def test_unauthorized_error_becomes_authentication_error() -> None:
@@ -193,4 +220,4 @@ def test_unexpected_answers_are_refused() -> None:
     ],
 )
 def test_java_framing_is_stripped_to_the_servers_text(framed: str) -> None:
-    assert server_text(framed) == 'QueryInterruptedException: Encountered "SELEC" at line 1, column 1.'
+    assert server_text(framed) == 'Encountered "SELEC" at line 1, column 1.'

@@ -97,12 +97,18 @@ _BAD_BASIC = (
 )
 
 
-def _druid_error(err: SqlError, query_id: str | None = None) -> Response:
-    headers = {"X-Druid-SQL-Query-Id": query_id} if query_id else {}
+def _druid_error(err: SqlError, query_id: str | None = None, *, header: bool = False) -> Response:
+    # Druid 33 names the query in both headers, and says whether a header was asked for, on errors too
+    headers = {"X-Druid-Query-Id": query_id, "X-Druid-SQL-Query-Id": query_id} if query_id else {}
+    if header:
+        headers["X-Druid-SQL-Header-Included"] = "yes"
     if err.kind == "unauthorized":
         headers["WWW-Authenticate"] = 'Basic realm="druid"'
     return Response(
-        orjson.dumps(err.druid_body(query_id)), status_code=err.http_status, media_type=_JSON, headers=headers
+        orjson.dumps(err.druid_body(query_id)),
+        status_code=err.http_status,
+        media_type="application/json",  # Druid's SQL API: no charset (its Avatica endpoint names one)
+        headers=headers,
     )
 
 
@@ -171,6 +177,7 @@ def create_sql_app(
 
     async def avatica_endpoint(request: Request) -> Response:
         body = await request.body()
+        avatica.server_address = f"localhost:{request.url.port}"  # Druid names its own host:port
         try:
             basic = _basic_auth(request)
         except _BadCredentials:
@@ -184,7 +191,7 @@ def create_sql_app(
                 req = avatica.parse(body)
                 answered = await budgets.run(avatica.owner(req), avatica.answer, req, basic)
             except SqlError as e:
-                answered = 500, orjson.dumps(e.avatica_body())
+                answered = 500, orjson.dumps(e.avatica_body(avatica.rpc_metadata()))
         status, payload = answered
         return Response(payload, status_code=status, media_type=_JSON)
 
@@ -209,21 +216,23 @@ def create_sql_app(
         wg = workgroup(request)
         if isinstance(wg, Response):
             return wg
-        query_id = None
+        query_id, header = None, False
         try:
             req = druid_api.parse_request(await request.body())
-            query_id = req.query_id
+            query_id, header = req.query_id, req.header
             answer = await budgets.run(
                 wg.id, functools.partial(druid_api.answer, engine, wg.id, req, running=running)
             )
         except SqlError as e:
-            return _druid_error(e, query_id)
+            return _druid_error(e, query_id, header=header)
         except ClientDisconnect:
             raise  # ends quietly in BodyLimit: nobody to answer
         except Exception as e:  # keep the Druid error shape even for our own bugs
             log.exception("druid sql internal error")
-            return _druid_error(SqlError(f"Internal error: {type(e).__name__}: {e}", "internal"), query_id)
-        headers = {"X-Druid-SQL-Query-Id": req.query_id}
+            return _druid_error(
+                SqlError(f"Internal error: {type(e).__name__}: {e}", "internal"), query_id, header=header
+            )
+        headers = {"X-Druid-Query-Id": req.query_id, "X-Druid-SQL-Query-Id": req.query_id}
         if req.header:
             headers["X-Druid-SQL-Header-Included"] = "yes"
         if answer.body is not None:

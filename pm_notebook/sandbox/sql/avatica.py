@@ -47,7 +47,7 @@ class AvaticaService(StatementCalls, MetadataCalls):
         try:
             req = self.parse(body)
         except SqlError as e:
-            return 500, orjson.dumps(e.avatica_body())
+            return 500, orjson.dumps(e.avatica_body(self.rpc_metadata()))
         return self.answer(req, basic_auth)
 
     @staticmethod
@@ -89,14 +89,19 @@ class AvaticaService(StatementCalls, MetadataCalls):
             method = getattr(self, "_do_" + req["request"], None)
             if method is None:
                 raise SqlError(f"Unsupported Avatica request '{req['request']}'.", "unsupported")
-            return 200, orjson.dumps(method(req, _Caller(self.engine.store, basic_auth)))
+            reply = method(req, _Caller(self.engine.store, basic_auth))
+            if req["request"] not in ("commit", "rollback"):  # Druid 33 answers these two without it
+                reply["rpcMetadata"] = self.rpc_metadata()
+            return 200, orjson.dumps(reply)
         except SqlError as e:
             log.debug("avatica error (%s): %s", e.kind, e.message)
-            return 500, orjson.dumps(e.avatica_body())
+            return 500, orjson.dumps(e.avatica_body(self.rpc_metadata()))
         except Exception as e:  # a bug of ours must still reach the driver as an error, not a hang
             log.exception("avatica internal error")
             return 500, orjson.dumps(
-                SqlError(f"Internal error: {type(e).__name__}: {e}", "internal").avatica_body()
+                SqlError(f"Internal error: {type(e).__name__}: {e}", "internal").avatica_body(
+                    self.rpc_metadata()
+                )
             )
 
     def handle_inline(self, body: bytes) -> tuple[int, bytes] | None:
@@ -137,7 +142,13 @@ class AvaticaService(StatementCalls, MetadataCalls):
             frame = self._next_frame(st, size, blocking=False)
         finally:
             conn.lock.release()
-        answer = {"response": "fetch", "frame": frame, "missingStatement": False, "missingResults": False}
+        answer = {
+            "response": "fetch",
+            "frame": frame,
+            "missingStatement": False,
+            "missingResults": False,
+            "rpcMetadata": self.rpc_metadata(),
+        }
         return 200, orjson.dumps(answer)
 
     def connection_count(self, client_id: str | None = None) -> int:
@@ -195,14 +206,15 @@ class AvaticaService(StatementCalls, MetadataCalls):
         conn = self._conn(req, caller)
         props = {k: v for k, v in _obj_field(req, "connProps").items() if v is not None}
         conn.props.update(props)
-        answer = {
+        # unset properties stay null, as Druid 33 echoes them (tests/druid/test_protocols.py)
+        answer: dict[str, Any] = {
             "connProps": "connPropsImpl",
-            "autoCommit": True,
-            "readOnly": True,
-            "transactionIsolation": 0,
-            "catalog": "druid",
-            "schema": "druid",
-            "dirty": False,
+            "autoCommit": None,
+            "readOnly": None,
+            "transactionIsolation": None,
+            "catalog": None,
+            "schema": None,
+            "dirty": True,
         }
         # Druid's DruidMeta.connectionSync returns the client's properties as they came, "dirty": true
         # included; the 1.26 driver keeps them and, finding them dirty, syncs again before every statement.

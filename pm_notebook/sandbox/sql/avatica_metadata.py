@@ -149,17 +149,22 @@ class MetadataCalls(Connections):
     """The ``DatabaseMetaData`` calls, each a result set of the shape Druid's JDBC metadata has."""
 
     def _meta(self, conn: _Connection, call: str, rows: list[tuple[Any, ...]]) -> dict[str, Any]:
+        """A metadata result as Druid 33 answers it: a fresh statement id that Druid closes itself
+        (``ownStatement`` false: the driver sends no ``closeStatement``), the SQL it ran in the signature,
+        every row in the first frame."""
         columns = [Column(n, t) for n, t in _META_COLUMNS[call]]
         with conn.lock:
             sid = conn.new_id()  # fresh id; nothing is kept: every row is in the first frame
+        sql = f"SELECT {', '.join(n for n, _ in _META_COLUMNS[call])} FROM INFORMATION_SCHEMA"
         return {
             "response": "resultSet",
             "connectionId": conn.id,
             "statementId": sid,
-            "ownStatement": True,
-            "signature": _signature(columns, None),
+            "ownStatement": False,
+            "signature": _signature(columns, sql),
             "firstFrame": {"offset": 0, "done": True, "rows": rows},
             "updateCount": -1,
+            "rpcMetadata": self.rpc_metadata(),
         }
 
     def _query(self, conn: _Connection, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
@@ -241,9 +246,9 @@ class MetadataCalls(Connections):
                     -1,
                     nullable,
                     None,
-                    None,
-                    None,
-                    None,
+                    "",  # COLUMN_DEF, SQL_DATA_TYPE, SQL_DATETIME_SUB: what Druid 33 answers
+                    -1,
+                    -1,
                     -1,
                     ordinal,
                     is_nullable,

@@ -57,6 +57,7 @@ def _column_meta(i: int, col: Column) -> dict[str, Any]:
     else:
         avatica_type = _scalar(col.type)
         cls = by_druid(col.type).java_class
+    row = ARRAY if col.type == "ARRAY" else by_druid(col.type)
     return {
         "ordinal": i,
         "autoIncrement": False,
@@ -65,12 +66,12 @@ def _column_meta(i: int, col: Column) -> dict[str, Any]:
         "currency": False,
         "nullable": 1 if col.nullable else 0,
         "signed": True,
-        "displaySize": 10,
+        "displaySize": row.precision,
         "label": col.name,
         "columnName": col.name,
         "schemaName": None,
-        "precision": 0,
-        "scale": 0,
+        "precision": row.precision,
+        "scale": row.scale,
         "tableName": None,
         "catalogName": None,
         "type": avatica_type,
@@ -87,9 +88,9 @@ def _signature(columns: list[Column], sql: str | None, param_types: tuple[str, .
         row = by_druid(t)
         params.append(
             {
-                "signed": row.signed,
-                "precision": 0,
-                "scale": 0,
+                "signed": False,  # Druid 33 calls no parameter signed
+                "precision": row.precision,
+                "scale": row.scale,
                 "parameterType": row.jdbc,
                 "typeName": row.druid,
                 "className": row.java_class,
@@ -336,6 +337,11 @@ class Connections:
         self._connections: dict[str, _Connection] = {}
         self._lock = threading.Lock()
         self._last_sweep = 0.0
+        self.server_address = "localhost:0"  # host:port of rpcMetadata (the app sets the port it serves on)
+
+    def rpc_metadata(self) -> dict[str, Any]:
+        """The ``rpcMetadata`` Druid puts on every answer (and on each result set): the server's address."""
+        return {"response": "rpcMetadata", "serverAddress": self.server_address}
 
     def _sweep(self) -> None:
         now = time.monotonic()
@@ -458,6 +464,7 @@ class StatementCalls(Connections):
             "signature": _signature(st.columns, st.sql, st.param_types),
             "firstFrame": frame,
             "updateCount": -1,
+            "rpcMetadata": self.rpc_metadata(),
         }
 
     def _next_frame(self, st: _Statement, size: int, *, blocking: bool = True) -> dict[str, Any]:
@@ -501,7 +508,7 @@ class StatementCalls(Connections):
             st.sql, st.param_types = sql, ()
             self._run(conn, st, [], total)  # (drops the statement's previous result first)
             rs = self._result_set(conn, st, first)
-        return {"response": "executeResults", "missingStatement": False, "resultSets": [rs]}
+        return {"response": "executeResults", "missingStatement": False, "results": [rs]}
 
     def _do_prepare(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         conn = self._conn(req, caller)
@@ -530,10 +537,10 @@ class StatementCalls(Connections):
         with conn.lock:
             st = conn.statements.get(sid)
             if st is None or st.sql is None:
-                return {"response": "executeResults", "missingStatement": True, "resultSets": []}
+                return {"response": "executeResults", "missingStatement": True, "results": []}
             self._run(conn, st, params, st.max_rows)
             rs = self._result_set(conn, st, first)
-        return {"response": "executeResults", "missingStatement": False, "resultSets": [rs]}
+        return {"response": "executeResults", "missingStatement": False, "results": [rs]}
 
     def _do_fetch(self, req: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         conn = self._conn(req, caller)

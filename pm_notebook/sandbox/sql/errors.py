@@ -87,7 +87,7 @@ class SqlError(Exception):
         """The JSON error object of Druid's SQL HTTP API (``druidException``; legacy fields where Druid keeps
         them)."""
         context = dict(self.context)
-        if query_id and self.kind in _LEGACY:
+        if query_id and self.kind in _LEGACY and self.kind != "resource_limit":  # Druid 33 names none there
             context.setdefault("sqlQueryId", query_id)
         body: dict[str, Any] = {
             "error": "druidException",
@@ -102,25 +102,58 @@ class SqlError(Exception):
             body["host"] = None
         if self.kind == "resource_limit":  # Druid's ErrorResponse of a legacy QueryException
             body["error"] = "Resource limit exceeded"
+            body["host"] = "localhost"  # the broker that refused it (tests/druid/test_protocols.py)
             body["context"] = {
-                "host": None,
+                "host": "localhost",
                 "errorClass": self.java_class,
                 "legacyErrorCode": "Resource limit exceeded",
                 **context,
             }
         return body
 
-    def avatica_body(self) -> dict[str, Any]:
-        """The Avatica ``ErrorResponse`` (every field the 1.26 driver knows, ``exceptions`` included)."""
+    def avatica_body(self, rpc_metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The Avatica ``ErrorResponse`` (every field the 1.26 driver knows, ``exceptions`` included), worded
+        as Druid 33's endpoint words it (``tests/druid/test_protocols.py``): a Druid query exception is shown
+        as ``Class{msg=..., code=..., class=..., host=null}`` with ``errorMessage`` ``Class: msg``; a planning
+        or validation error (a ``DruidException``) comes wrapped in ``QueryInterruptedException`` and its
+        ``errorMessage`` is the exception chain ``QueryInterruptedException: msg -> DruidException: msg``; an
+        unknown connection has no message at all (``errorMessage`` null)."""
         _, _, _, code, state, severity = _KINDS[self.kind]
-        return {
+        simple = self.java_class.rsplit(".", 1)[-1]
+        if self.kind == "no_connection":
+            first, message = self.java_class, None
+        elif self.kind in ("unauthorized", "internal"):  # (our own bug: kept plain, "Internal error: ...")
+            first, message = f"{self.java_class}: {self.message}", self.message
+        elif self.kind in _QUERY_EXCEPTIONS and simple != "DruidException":
+            legacy = _QUERY_EXCEPTIONS[self.kind]
+            first = f"{simple}{{msg={self.message}, code={legacy}, class={self.java_class}, host=null}}"
+            message = f"{simple}: {self.message}"
+        else:
+            first = (
+                f"QueryInterruptedException{{msg={self.message}, code=Unknown exception, "
+                f"class={self.java_class}, host=null}}"
+            )
+            message = f"QueryInterruptedException: {self.message} -> {simple}: {self.message}"
+        body: dict[str, Any] = {
             "response": "error",
-            "exceptions": [f"{self.java_class}: {self.message}\n\tat pm_notebook.sandbox"],
-            "errorMessage": self.message,
+            "exceptions": [f"{first}\n\tat pm_notebook.sandbox"],
+            "errorMessage": message,
             "errorCode": code,
             "sqlState": state,
             "severity": severity,
         }
+        if rpc_metadata is not None:
+            body["rpcMetadata"] = rpc_metadata
+        return body
+
+
+# kind -> the legacy error code a Druid QueryException of that kind carries (shown in its Avatica text)
+_QUERY_EXCEPTIONS = {
+    "timeout": "Query timeout",
+    "resource_limit": "Resource limit exceeded",
+    "cancelled": "Query cancelled",
+    "capacity": "Query capacity exceeded",
+}
 
 
 Position = tuple[int, int, int, int]  # line, column, end line, end column (1-based, as Calcite counts)

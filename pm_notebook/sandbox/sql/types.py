@@ -60,13 +60,24 @@ class SqlType:
     #: the DuckDB type a value is cast to before JSON encoding when its DuckDB type differs (``HUGEINT``
     #: and ``ENUM`` values encode as their Druid type's; ``None``: DuckDB's JSON form is already right)
     json_cast: str | None
-    #: whether Avatica calls a parameter of this type ``signed``
-    signed: bool = False
+    #: the Avatica ``precision`` (and ``displaySize``) Druid 33 reports for a column or parameter of this type
+    precision: int = -1
+    #: the Avatica ``scale`` Druid 33 reports (Calcite's "not specified", ``Integer.MIN_VALUE``, for most)
+    scale: int = -(2**31)
 
 
 TYPES: tuple[SqlType, ...] = (
     SqlType(
-        "TIMESTAMP", (), ("TIMESTAMP",), "LONG", 93, "LONG", "java.sql.Timestamp", pa.timestamp("ms"), None
+        "TIMESTAMP",
+        (),
+        ("TIMESTAMP",),
+        "LONG",
+        93,
+        "NUMBER",
+        "java.sql.Timestamp",
+        pa.timestamp("ms"),
+        None,
+        precision=3,
     ),
     SqlType(
         "BIGINT",
@@ -78,7 +89,8 @@ TYPES: tuple[SqlType, ...] = (
         "java.lang.Long",
         pa.int64(),
         "BIGINT",
-        signed=True,
+        precision=19,
+        scale=0,
     ),
     SqlType(
         "DOUBLE",
@@ -86,11 +98,11 @@ TYPES: tuple[SqlType, ...] = (
         (),
         "DOUBLE",
         8,
-        "DOUBLE",
+        "NUMBER",
         "java.lang.Double",
         pa.float64(),
         None,
-        signed=True,
+        precision=15,
     ),
     SqlType(
         "FLOAT",
@@ -98,17 +110,26 @@ TYPES: tuple[SqlType, ...] = (
         (),
         "FLOAT",
         6,
-        "FLOAT",
-        "java.lang.Float",
+        "NUMBER",
+        "java.lang.Double",
         pa.float32(),
         None,
-        signed=True,
+        precision=15,
     ),
     SqlType("VARCHAR", ("VARCHAR",), (), "STRING", 12, "STRING", "java.lang.String", pa.string(), "VARCHAR"),
     SqlType(
-        "BOOLEAN", ("BOOLEAN", "BOOL"), (), "LONG", 16, "BOOLEAN", "java.lang.Boolean", pa.bool_(), "BOOLEAN"
+        "BOOLEAN",
+        ("BOOLEAN", "BOOL"),
+        (),
+        "LONG",
+        16,
+        "BOOLEAN",
+        "java.lang.Boolean",
+        pa.bool_(),
+        "BOOLEAN",
+        precision=1,
     ),
-    SqlType("DATE", ("DATE",), (), "LONG", 91, "INTEGER", "java.sql.Date", pa.date32(), None),
+    SqlType("DATE", ("DATE",), (), "LONG", 91, "NUMBER", "java.sql.Date", pa.date32(), None, precision=0),
     SqlType(
         "OTHER",
         (),
@@ -202,8 +223,9 @@ class Column:
 
     @property
     def sql_type(self) -> str:
-        """Druid's SQL type name (``sqlTypesHeader``)."""
-        return f"ARRAY<{self.component}>" if self.type == "ARRAY" else self.type
+        """Druid's SQL type name (``sqlTypesHeader``): a bare ``ARRAY``, as Druid 33 sends it (the element
+        type is in the native ``ARRAY<STRING>`` of ``typesHeader``)."""
+        return self.type
 
 
 _ARROW = {t.druid: t.arrow for t in TYPES if t.arrow is not None}
