@@ -42,8 +42,14 @@ def test_a_process_directed_sigint_reaches_python_with_the_jvm_running() -> None
 
     ensure_jvm()
     call_ended = threading.Event()
-    threading.Thread(target=os.kill, args=(os.getpid(), signal.SIGINT), daemon=True).start()
+
+    def call() -> bool:
+        # sent from the worker, once the main thread is inside run_interruptible (a signal sent before could
+        # land anywhere in the main thread, e.g. in Thread.start)
+        os.kill(os.getpid(), signal.SIGINT)
+        return call_ended.wait(60)
+
     with pytest.raises(KeyboardInterrupt):  # the worker's 60 s are a hang guard, ended by on_interrupt
-        run_interruptible(lambda: call_ended.wait(60), on_interrupt=call_ended.set)
+        run_interruptible(call, on_interrupt=call_ended.set)
     after_interrupt()  # as Connection does after a Ctrl-C
     assert str(jpype.JClass("java.sql.Types").VARCHAR) == "12"
