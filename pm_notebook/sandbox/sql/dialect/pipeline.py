@@ -48,6 +48,10 @@ def _plain_call(name: str) -> Callable[[list[exp.Expr]], exp.Anonymous]:
 class _DruidIn(Druid):
     """sqlglot's Druid dialect, with Calcite's TIMESTAMPDIFF/TIMESTAMPADD argument order kept as written."""
 
+    class Tokenizer(Druid.tokenizer_class):  # type: ignore[name-defined,misc]
+        # Calcite reads ``//`` as a line comment, as ``--`` (Druid 33: ``SELECT 7 // 2`` answers 7).
+        COMMENTS = [*Druid.tokenizer_class.COMMENTS, "//"]
+
     class Parser(DruidParser):  # what Druid.Parser names, as a class mypy can see
         # Every function the table rewrites stays a plain call, so the table (not sqlglot) decides its
         # DuckDB form; this also keeps Calcite's TIMESTAMPDIFF/TIMESTAMPADD argument order as written.
