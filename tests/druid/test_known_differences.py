@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from test_corpus import CORPUS, KNOWN, assert_quantile_close, fmt  # noqa: F401 (fmt: the fixture)
+import test_corpus
+from test_corpus import CORPUS, KNOWN, assert_quantile_close
 
 from pm_notebook.errors import QueryError
+
+fmt = test_corpus.fmt  # the fixture that fills a corpus statement's table names
 
 STATEMENTS = dict(CORPUS.VALID + CORPUS.REFUSED)
 
@@ -49,7 +52,7 @@ def test_mv_equality(standin_conn, druid_conn, fmt):
 
 
 def test_array_scalars(standin_conn, druid_conn, fmt):
-    # Druid declares ARRAY_APPEND(ARRAY[1], 2) as ARRAY<LONG> but the client's druid transport reads ARRAY as a
+    # Druid declares ARRAY_APPEND(ARRAY[1], 2) ARRAY<LONG>; the client's druid transport reads ARRAY as a
     # list of strings: a client defect, recorded for the lead.
     statement, ours, druid = _both(standin_conn, druid_conn, fmt, "array_scalars")
     assert [ours.iat[0, 0], ours.iat[0, 1], ours.iat[0, 2], list(ours.iat[0, 3]), ours.iat[0, 4]] == [
@@ -76,7 +79,9 @@ def test_ds_get_quantiles(standin_conn, druid_conn, fmt):
     # Druid answers DS_GET_QUANTILES as COMPLEX/OTHER, a string holding a JSON array; the stand-in as a list.
     # Both sides' values are within the sketch's rank error of the exact quartiles.
     statement, ours, druid = _both(standin_conn, druid_conn, fmt, "ds_get_quantiles")
-    exact = sorted(standin_conn.query(fmt("SELECT duration FROM {c}"), transport="druid").iloc[:, 0].astype(float))
+    exact = sorted(
+        standin_conn.query(fmt("SELECT duration FROM {c}"), transport="druid").iloc[:, 0].astype(float)
+    )
     theirs = druid.query(statement, transport="druid")
     assert str(ours.dtypes.iloc[0]) == "object" and str(theirs.dtypes.iloc[0]) == "string"
     druid_values = [float(x) for x in theirs.iat[0, 0].strip("[]").split(",")]
@@ -96,7 +101,9 @@ def test_duration_buckets(standin_conn, druid_conn, fmt):
 def test_variance(standin_conn, druid_conn, fmt):
     # STDDEV/VARIANCE live in Druid's druid-stats extension, which our cluster does not load.
     statement, ours, druid = _both(standin_conn, druid_conn, fmt, "variance")
-    durations = standin_conn.query(fmt("SELECT duration FROM {c}"), transport="druid").iloc[:, 0].astype(float)
+    durations = (
+        standin_conn.query(fmt("SELECT duration FROM {c}"), transport="druid").iloc[:, 0].astype(float)
+    )
     expected = [durations.std(ddof=1), durations.var(ddof=1), durations.var(ddof=0), durations.std(ddof=1)]
     assert list(ours.iloc[0]) == pytest.approx(expected, rel=1e-9)
     with pytest.raises(QueryError, match=r"No match found for function signature STDDEV"):

@@ -45,10 +45,13 @@ def _plain_call(name: str) -> Callable[[list[exp.Expr]], exp.Anonymous]:
     return lambda args: exp.Anonymous(this=name, expressions=args)
 
 
+_DRUID_TOKENIZER = Druid.tokenizer_class
+
+
 class _DruidIn(Druid):
     """sqlglot's Druid dialect, with Calcite's TIMESTAMPDIFF/TIMESTAMPADD argument order kept as written."""
 
-    class Tokenizer(Druid.tokenizer_class):  # type: ignore[name-defined,misc]
+    class Tokenizer(_DRUID_TOKENIZER):  # type: ignore[valid-type,misc]
         # Calcite reads ``//`` as a line comment, as ``--`` (Druid 33: ``SELECT 7 // 2`` answers 7).
         COMMENTS = [*Druid.tokenizer_class.COMMENTS, "//"]
 

@@ -133,11 +133,11 @@ _SYNTAX = set(
 _STAR_MODIFIERS = {"EXCLUDE", "REPLACE", "RENAME", "EXCEPT", "COLUMNS", "ILIKE", "LIKE", "SIMILAR"}
 _INTERVAL_UNITS = {"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# Calcite reserved words Druid 33 refuses as an unquoted alias (``AS hour``; ``AS "hour"`` is accepted), as the
-# broker answered them in tests/druid/test_corpus.py (``WEEK``, ``QUARTER``, ``DOW``, ``EPOCH`` are accepted).
+# Calcite reserved words Druid 33 refuses as an unquoted alias (``AS hour``; ``AS "hour"`` is accepted), as
+# the broker answered them (tests/druid/test_corpus.py; ``WEEK``, ``QUARTER``, ``DOW``, ``EPOCH`` pass).
 # DATE, TIME and TIMESTAMP are reserved too but also follow AS in CAST, so they are left to the parser.
 _RESERVED_ALIASES = frozenset(
-    "YEAR MONTH DAY HOUR MINUTE SECOND VALUE USER COUNT SUM MIN MAX".split()
+    ["YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "VALUE", "USER", "COUNT", "SUM", "MIN", "MAX"]
 )
 _CAST_TYPES = {
     exp.DataType.Type.BIGINT,
