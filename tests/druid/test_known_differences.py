@@ -7,11 +7,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 import test_corpus
-from test_corpus import CORPUS, KNOWN, assert_quantile_close
+from test_corpus import CORPUS, KNOWN, KNOWN_REFUSALS, assert_quantile_close, refusal
 
 from pm_notebook.errors import QueryError
 
-fmt = test_corpus.fmt  # the fixture that fills a corpus statement's table names
+fmt = test_corpus.fmt  # the fixtures: fill a corpus statement's table names; post to both sides
+post_both = test_corpus.post_both
 
 STATEMENTS = dict(CORPUS.VALID + CORPUS.REFUSED)
 
@@ -116,3 +117,11 @@ def test_escape_string(standin_conn, druid_conn, fmt):
     assert druid_conn.query(statement, transport="druid").iat[0, 0] == "a\nb"
     with pytest.raises(QueryError, match=r"unexpected token"):
         standin_conn.query(statement, transport="druid")
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN_REFUSALS))
+def test_known_refusal_differences(post_both, fmt, name):
+    # (HTTP status, error, category, key phrase) of each side, as docs/druid-dialect.md records them
+    ours, theirs = post_both(fmt(STATEMENTS[name]))
+    druid_side, standin_side = KNOWN_REFUSALS[name]
+    assert (refusal(theirs), refusal(ours)) == (druid_side, standin_side)

@@ -282,7 +282,15 @@ def check_tokens(tokens: list[Token], src: Source, catalog: Catalog) -> None:
         prev = tokens[i - 1] if i else None
         nxt = tokens[i + 1] if i + 1 < n else None
         line, col, *_ = src.pos(t)
-        if kind in _REFUSED_TOKENS or (kind == TokenType.VAR and text.startswith("$")):
+        if kind == TokenType.VAR and text.startswith("$"):
+            # Calcite reads $1 as a name (Druid 33: "Column '$1' not found in any table")
+            raise invalid_sql(f"Column '{text}' not found in any table", src.pos(t))
+        if text == "~":
+            raise invalid_sql(f'Lexical error at line {line}, column {col}.  Encountered: "~" (126), after : ""')
+        if kind in (TokenType.INTERSECT, TokenType.EXCEPT):
+            # Druid 33 parses a set operation other than UNION as a call it has no signature for
+            raise invalid_sql(f"No match found for function signature {up}", src.pos(tokens[0], tokens[-1]))
+        if kind in _REFUSED_TOKENS:
             raise unexpected_token(text, line, col)
         adjacent_twin = nxt is not None and nxt.start == t.end + 1 and nxt.token_type == kind
         if nxt is not None and adjacent_twin and kind in (TokenType.SLASH, TokenType.STAR):
@@ -305,7 +313,8 @@ def check_tokens(tokens: list[Token], src: Source, catalog: Catalog) -> None:
         ):
             raise invalid_sql(f"Incorrect syntax near the keyword 'AS' at line {line}, column {col}.")
         if kind in (TokenType.GROUP_BY, TokenType.ORDER_BY) and nxt is not None and nxt.text.upper() == "ALL":
-            raise unexpected_token(nxt.text, *src.pos(nxt)[:2])
+            # Druid 33: "Received an unexpected token [ALL]" after GROUP BY, "near the keyword 'ALL'" after ORDER BY
+            raise unexpected_token(nxt.text, *src.pos(nxt)[:2], keyword=kind == TokenType.ORDER_BY)
         if up == "WITHIN" and nxt is not None and nxt.text.upper() == "GROUP":
             raise unexpected_token(text, line, col)
         if kind == TokenType.INTERVAL:
@@ -324,7 +333,8 @@ def check_tokens(tokens: list[Token], src: Source, catalog: Catalog) -> None:
         elif kind == TokenType.R_PAREN and calls:
             calls.pop()
         elif kind == TokenType.ORDER_BY and calls and calls[-1]:
-            raise unexpected_token(text, line, col)  # ARRAY_AGG/STRING_AGG take no ORDER BY in Druid
+            # ARRAY_AGG/STRING_AGG take no ORDER BY in Druid: its planner refuses the ordered aggregation
+            raise not_planned("Aggregation with ORDER BY inside the call is not supported")
         if nxt is not None and nxt.token_type == TokenType.L_PAREN:
             _check_call(tokens, i, src, catalog)
 
