@@ -41,6 +41,8 @@ KNOWN = {
     "duration_buckets",
     "variance",
     "escape_string",
+    "min_of_string",
+    "boolean_column_as_condition",
 }
 # Refusals whose body differs (HTTP status, `error`, `category` or the message's key phrase), or that one
 # side answers: each pinned with both sides' answer in tests/druid/test_known_differences.py.
@@ -154,7 +156,7 @@ def key_phrase(message: str) -> str:
 
 
 def refusal(response: requests.Response) -> tuple[object, ...]:
-    """``(HTTP status, error, category, key phrase)`` of a Druid SQL API answer (an answer: ``(200, None…)``)."""
+    """``(HTTP status, error, category, key phrase)`` of a Druid SQL API answer (``(200, None, …)``: rows)."""
     if response.status_code == 200:
         return (200, None, None, None)
     body = response.json()

@@ -286,7 +286,9 @@ def check_tokens(tokens: list[Token], src: Source, catalog: Catalog) -> None:
             # Calcite reads $1 as a name (Druid 33: "Column '$1' not found in any table")
             raise invalid_sql(f"Column '{text}' not found in any table", src.pos(t))
         if text == "~":
-            raise invalid_sql(f'Lexical error at line {line}, column {col}.  Encountered: "~" (126), after : ""')
+            raise invalid_sql(
+                f'Lexical error at line {line}, column {col}.  Encountered: "~" (126), after : ""'
+            )
         if kind in (TokenType.INTERSECT, TokenType.EXCEPT):
             # Druid 33 parses a set operation other than UNION as a call it has no signature for
             raise invalid_sql(f"No match found for function signature {up}", src.pos(tokens[0], tokens[-1]))
@@ -313,7 +315,7 @@ def check_tokens(tokens: list[Token], src: Source, catalog: Catalog) -> None:
         ):
             raise invalid_sql(f"Incorrect syntax near the keyword 'AS' at line {line}, column {col}.")
         if kind in (TokenType.GROUP_BY, TokenType.ORDER_BY) and nxt is not None and nxt.text.upper() == "ALL":
-            # Druid 33: "Received an unexpected token [ALL]" after GROUP BY, "near the keyword 'ALL'" after ORDER BY
+            # Druid 33: "Received an unexpected token [ALL]" after GROUP BY, "… keyword 'ALL'" after ORDER BY
             raise unexpected_token(nxt.text, *src.pos(nxt)[:2], keyword=kind == TokenType.ORDER_BY)
         if up == "WITHIN" and nxt is not None and nxt.text.upper() == "GROUP":
             raise unexpected_token(text, line, col)
