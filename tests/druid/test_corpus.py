@@ -40,17 +40,12 @@ KNOWN = {
     "ds_get_quantiles",
     "duration_buckets",
     "variance",
-    "escape_string",
     "min_of_string",
     "boolean_column_as_condition",
 }
 # Refusals whose body differs (HTTP status, `error`, `category` or the message's key phrase), or that one
 # side answers: each pinned with both sides' answer in tests/druid/test_known_differences.py.
 KNOWN_REFUSALS = {
-    "escape_string": (
-        (200, None, None, None),
-        (400, "druidException", "INVALID_INPUT", "Received an unexpected token"),
-    ),
     "window_without_context": (
         (200, None, None, None),
         (

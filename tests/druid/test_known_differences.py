@@ -111,14 +111,6 @@ def test_variance(standin_conn, druid_conn, fmt):
         druid.query(statement, transport="druid")
 
 
-def test_escape_string(standin_conn, druid_conn, fmt):
-    # Calcite reads E'…' (C-style escapes); the stand-in refuses it.
-    statement = fmt(STATEMENTS["escape_string"])
-    assert druid_conn.query(statement, transport="druid").iat[0, 0] == "a\nb"
-    with pytest.raises(QueryError, match=r"unexpected token"):
-        standin_conn.query(statement, transport="druid")
-
-
 def test_min_of_string(standin_conn, druid_conn, fmt):
     # Druid 33 aggregates MIN/MAX over numbers only; the stand-in answers the strings' least and greatest.
     statement, ours, druid = _both(standin_conn, druid_conn, fmt, "min_of_string")
