@@ -46,15 +46,6 @@ KNOWN = {
 # Refusals whose body differs (HTTP status, `error`, `category` or the message's key phrase), or that one
 # side answers: each pinned with both sides' answer in tests/druid/test_known_differences.py.
 KNOWN_REFUSALS = {
-    "window_without_context": (
-        (200, None, None, None),
-        (
-            400,
-            "druidException",
-            "INVALID_INPUT",
-            "The query contains window functions; To run these window functions, specify",
-        ),
-    ),
     "percentile_cont": (
         (500, "druidException", "UNCATEGORIZED", "null"),
         (400, "druidException", "INVALID_INPUT", "No match found for function signature PERCENTILE_CONT"),
