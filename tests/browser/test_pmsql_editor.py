@@ -26,7 +26,7 @@ BUILT = ROOT / "labextension" / "dist"
 PYTHON_CELL = '%load_ext pm_notebook\n%pmsql --project "Purchase to Pay"\nthreshold = 3_600_000  # in ms'
 SQL_CELL = (
     "%%pmsql -o daily --polars --limit 100\n"
-    "SELECT TIME_FLOOR(__time, 'P1D') AS day, COUNT(*) AS cases\n"
+    "SELECT TIME_FLOOR(__time, 'P1D') AS d, COUNT(*) AS cases\n"
     "FROM {cases}\n"
     "WHERE duration > :threshold AND LOOKUP(caseid, 'vendors') IS NULL\n"
     "GROUP BY 1 ORDER BY 1"

@@ -74,7 +74,7 @@ ATTEMPTS: list[tuple[str, str, str]] = [
         "WITH f AS (SELECT * FROM duckdb_functions()) SELECT COUNT(*) FROM f",
         "DUCKDB_FUNCTIONS",
     ),
-    ("named_parameter", "SELECT * FROM {c} WHERE caseid = $1", "unexpected token [$1]"),
+    ("named_parameter", "SELECT * FROM {c} WHERE caseid = $1", "Column '$1' not found in any table"),
 ]
 
 

@@ -45,8 +45,15 @@ def _plain_call(name: str) -> Callable[[list[exp.Expr]], exp.Anonymous]:
     return lambda args: exp.Anonymous(this=name, expressions=args)
 
 
+_DRUID_TOKENIZER = Druid.tokenizer_class
+
+
 class _DruidIn(Druid):
     """sqlglot's Druid dialect, with Calcite's TIMESTAMPDIFF/TIMESTAMPADD argument order kept as written."""
+
+    class Tokenizer(_DRUID_TOKENIZER):  # type: ignore[valid-type,misc]
+        # Calcite reads ``//`` as a line comment, as ``--`` (Druid 33: ``SELECT 7 // 2`` answers 7).
+        COMMENTS = [*Druid.tokenizer_class.COMMENTS, "//"]
 
     class Parser(DruidParser):  # what Druid.Parser names, as a class mypy can see
         # Every function the table rewrites stays a plain call, so the table (not sqlglot) decides its
@@ -94,6 +101,23 @@ class Translated:
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _EXPLAIN = re.compile(r"^EXPLAIN\s+PLAN\s+FOR\s+", re.IGNORECASE)
+_C_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.DOTALL)
+_C_LETTERS = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "\\": "\\", "'": "'", '"': '"'}
+
+
+def _c_unescape(body: str) -> str:
+    """The value of Calcite's ``E'…'`` string: C-style escapes (``\\n``, ``\\x41``, ``\\101``, ``\\u0041``,
+    ``\\U00000041``); an unknown escape stays as written (Druid 33: ``E'\\q'`` is ``\\q``)."""
+
+    def one(m: re.Match[str]) -> str:
+        e = m.group(1)
+        if e[0] in "xuU" and len(e) > 1:
+            return chr(int(e[1:], 16))
+        if e[0] in "01234567":
+            return chr(int(e, 8))
+        return _C_LETTERS.get(e, "\\" + e)
+
+    return _C_ESCAPE.sub(one, body)
 
 
 def translate(sql: str, catalog: Catalog, *, time_zone: str | None = None) -> Translated:
@@ -150,6 +174,15 @@ def _translate(sql: str, catalog: Catalog) -> Translated:
         (t.start, t.end, _DIV_CALL)
         for t, nxt in zip(tokens, tokens[1:], strict=False)
         if t.token_type == TokenType.DIV and nxt.token_type == TokenType.L_PAREN
+    ]
+    # E'…' (a VAR "E" right before a string): its C-style escapes become an ordinary literal of the value.
+    edits += [
+        (t.start, nxt.end, "'" + _c_unescape(nxt.text).replace("'", "''") + "'")
+        for t, nxt in zip(tokens, tokens[1:], strict=False)
+        if t.token_type == TokenType.VAR
+        and t.text in ("E", "e")
+        and nxt.token_type == TokenType.STRING
+        and nxt.start == t.end + 1
     ]
     for start, end, new in sorted(edits, reverse=True):
         text = text[:start] + new + text[end + 1 :]
