@@ -115,10 +115,13 @@ def logs(standin_conn, druid_conn, project):
 
 @pytest.fixture(scope="module")
 def names(logs):
+    return project_names(logs[0])
+
+
+def project_names(log: ProcessLog) -> dict[str, Any]:
     """Names the filters pick from the project (read on the stand-in): its most frequent transition between
     two activities, its rarest activity, a start and an end activity, three variants, two resources and a
     value of a task dimension."""
-    log = logs[0]
     edges = log.transitions()
     inner = edges[~edges["source"].isin(["START", "END"]) & ~edges["target"].isin(["START", "END"])]
     starts = edges[edges["source"] == "START"].iloc[0]["target"]
@@ -254,3 +257,49 @@ def _brief(outcome: Any) -> str:
     if isinstance(outcome, QueryError):
         return f"refused ({_phrase(outcome)}: {str(outcome)[:160]})"
     return f"{len(outcome)} rows"
+
+
+# --- large_subqueries: bounded by the broker's memory, not by rows --------------------------------------
+
+
+def _inlining(log: ProcessLog, names: dict[str, Any]) -> Callable[[], pd.DataFrame]:
+    """An answer Druid can only run by inlining a subquery: the task table under a case filter on resources
+    (the semi-join inlines every kept case, far more than the limit below)."""
+    return lambda: log.with_resource(*names["resources"]).activities()
+
+
+def _health(druid_cluster) -> bool:
+    import urllib.request
+
+    with urllib.request.urlopen(f"{druid_cluster.broker}/status/health", timeout=30) as answer:
+        return bool(answer.read().strip() == b"true")
+
+
+@pytest.mark.parametrize("engine", ["stand-in", "druid"])
+def test_large_subqueries_is_a_memory_budget(engine, standin_conn, druid_conn, druid_cluster, project, names):
+    """Under a small ``maxSubqueryRows`` (the server's limit, lowered here to 100 rows), an answer that must
+    inline is refused naming ``large_subqueries=True``; with it the statement carries
+    ``maxSubqueryBytes: "auto"``, which on Druid 33 replaces the row limit (it runs); with a byte budget too
+    small it is refused naming the budget, in bytes — and the broker answers its health check after each."""
+    sql_conn = standin_conn if engine == "stand-in" else druid_conn
+    base = {"maxSubqueryRows": 100}
+    plain = ProcessLog.open(RecordingSource(sql_conn, standin_conn, base), project)
+    with pytest.raises(QueryError, match=r"more than 100 rows \(maxSubqueryRows\)") as refused:
+        _inlining(plain, names)()
+    assert "large_subqueries=True" in (refused.value.hint or "")
+
+    source = RecordingSource(sql_conn, standin_conn, base)
+    opted = ProcessLog.open(source, project, large_subqueries=True)
+    got = _inlining(opted, names)()
+    assert {"maxSubqueryBytes": "auto"} in [s.context for s in source.sent]
+    # the oracle: the same answer with no limit in the way (Druid's default 100,000 rows)
+    unlimited = ProcessLog.open(RecordingSource(sql_conn, standin_conn), project)
+    assert _same_answer(got, _inlining(unlimited, names)()) == []
+    assert int(got["executions"].sum()) > 100
+
+    tight = ProcessLog.open(RecordingSource(sql_conn, standin_conn, base), project, large_subqueries=2_000)
+    with pytest.raises(QueryError, match=r"more than 2,000 bytes.*\(maxSubqueryBytes\)") as budget:
+        _inlining(tight, names)()
+    assert "large_subqueries=<bytes>" in (budget.value.hint or "")
+    if engine == "druid":
+        assert _health(druid_cluster)
