@@ -52,6 +52,8 @@ _INLINES = re.compile(r"\b(?:IN|(?<!CROSS )JOIN) \(SELECT\b")
 #: Druid's refusal of inlined subquery results over ``maxSubqueryRows`` (Druid 0.20-27 and 28+ wordings) or
 #: over ``maxSubqueryBytes`` ("... beyond maximum[N] bytes")
 _SUBQUERY_LIMIT = re.compile(r"[Ss]ubquer(?:y|ies) generated results beyond maximum\[(\d+)\](?: (rows|bytes))?")
+#: Druid's refusal of a plan that needs more of the broker's merge buffers than it has (2 by default)
+_MERGE_BUFFERS = re.compile(r"Not enough merge buffer memory", re.IGNORECASE)
 #: the ``maxSubqueryBytes`` that ``large_subqueries=True`` sets: Druid's broker sizes the budget from its own
 #: heap, so an answer either fits in memory or is refused — the broker never holds more than it can
 LARGE_SUBQUERY_BYTES = "auto"
@@ -249,6 +251,17 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         except QueryError as exc:
             text = f"{exc} {exc.server_message or ''}"
             limit = _SUBQUERY_LIMIT.search(text)
+            if limit is None and _MERGE_BUFFERS.search(text):
+                raise QueryError(
+                    "Druid refused the answer: its plan nests more GROUP BYs over joins than the broker has "
+                    "merge buffers for (druid.processing.numMergeBuffers, 2 by default).",
+                    sql=statement.sql,
+                    sqlstate=exc.sqlstate,
+                    server_message=exc.server_message,
+                    hint="Ask the service's operator to raise the broker's druid.processing.numMergeBuffers "
+                    "(each one takes druid.processing.buffer.sizeBytes of direct memory); the plan's shape, "
+                    "not the log's size, needs them, so a filter does not help.",
+                ) from exc
             if limit is None:
                 raise
             raise self._limit_error(statement, exc, int(limit.group(1)), limit.group(2) == "bytes") from exc

@@ -303,3 +303,18 @@ def test_large_subqueries_is_a_memory_budget(engine, standin_conn, druid_conn, d
     assert "large_subqueries=<bytes>" in (budget.value.hint or "")
     if engine == "druid":
         assert _health(druid_cluster)
+
+
+@pytest.mark.parametrize("answer", list(LATER))
+def test_the_handover_answers_run_or_name_what_to_raise(logs, answer):
+    """``handovers()`` and ``resource_map()`` on Druid 33 with its default 2 merge buffers: the answer runs (then
+    as on the stand-in), or Druid's "Not enough merge buffer memory" comes back as a QueryError that names the
+    broker setting to raise."""
+    ours, theirs = logs
+    try:
+        got = _frame(LATER[answer](theirs))
+    except QueryError as exc:
+        assert "merge buffer" in (exc.server_message or "")
+        assert "druid.processing.numMergeBuffers" in str(exc) + (exc.hint or "")
+        return
+    assert _same_answer(_frame(LATER[answer](ours)), got) == []
