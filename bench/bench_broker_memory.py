@@ -4,7 +4,8 @@ large generated project published to a real Druid 33, and after each one the bro
 Issue 35, point 5: with ``large_subqueries=True`` raising ``maxSubqueryRows`` to 10,000,000, a broker with a
 512 MB heap died (``OutOfMemoryError``) on a 107,000-case project (1M tasks). ``large_subqueries=True`` now
 sends ``maxSubqueryBytes: "auto"`` (a budget the broker derives from its heap); this bench shows that every
-answer either runs or is refused with a ``QueryError`` naming what to raise, and counts broker deaths (goal: 0).
+answer either runs or is refused with a ``QueryError`` naming what to raise, and counts
+broker deaths (goal: 0).
 
 The proof (not to be run on the shared Druid the tests use; it starts its own cluster with a 512 MB broker):
 
@@ -12,7 +13,7 @@ The proof (not to be run on the shared Druid the tests use; it starts its own cl
         # starts druid/cluster.py there with PM_DRUID_BROKER_HEAP_MB=512 (--broker-heap-mb), publishes the
         # sandbox's large project (1M tasks), asks every answer, stops the cluster
 
-At a small size against a running cluster (``PM_DRUID_URL``/``PM_DRUID_COORDINATOR_URL``, e.g. ``make druid``):
+At a small size against a running cluster (``PM_DRUID_URL``, ``PM_DRUID_COORDINATOR_URL``; ``make druid``):
 
     .venv/bin/python bench/bench_broker_memory.py --cases 2000
         # publishes the large project's three tables and lookups, asks, then drops the tables again
@@ -107,8 +108,12 @@ def answers(log: Any) -> dict[str, Callable[[], Any]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=2_000, help="cases of the large project (107000: 1M tasks)")
-    parser.add_argument("--own-cluster", type=Path, help="start a Druid of its own in this folder, then stop it")
+    parser.add_argument(
+        "--cases", type=int, default=2_000, help="cases of the large project (107000: 1M tasks)"
+    )
+    parser.add_argument(
+        "--own-cluster", type=Path, help="start a Druid of its own in this folder, then stop it"
+    )
     parser.add_argument("--broker-heap-mb", type=int, default=512, help="its broker's heap (--own-cluster)")
     args = parser.parse_args()
 
@@ -169,7 +174,9 @@ def main() -> int:
                 failures += not named
             alive = _healthy(broker)
             deaths += not alive
-            print(f"  {name:40s} {time.monotonic() - t0:7.1f} s  {outcome}  broker {'up' if alive else 'DOWN'}")
+            print(
+                f"  {name:40s} {time.monotonic() - t0:7.1f} s  {outcome}  broker {'up' if alive else 'DOWN'}"
+            )
             if not alive:
                 break
         conn.close()

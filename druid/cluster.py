@@ -73,7 +73,9 @@ def heap_mb(svc: str) -> int:
     if not given:
         return HEAP_MB[svc]
     if not given.isdigit() or int(given) < 64:
-        raise DruidError(f"PM_DRUID_{svc.upper()}_HEAP_MB must be a number of MiB (64 or more), got {given!r}.")
+        raise DruidError(
+            f"PM_DRUID_{svc.upper()}_HEAP_MB must be a number of MiB (64 or more), got {given!r}."
+        )
     return int(given)
 
 

@@ -51,7 +51,9 @@ __all__ = ["ProcessLog"]
 _INLINES = re.compile(r"\b(?:IN|(?<!CROSS )JOIN) \(SELECT\b")
 #: Druid's refusal of inlined subquery results over ``maxSubqueryRows`` (Druid 0.20-27 and 28+ wordings) or
 #: over ``maxSubqueryBytes`` ("... beyond maximum[N] bytes")
-_SUBQUERY_LIMIT = re.compile(r"[Ss]ubquer(?:y|ies) generated results beyond maximum\[(\d+)\](?: (rows|bytes))?")
+_SUBQUERY_LIMIT = re.compile(
+    r"[Ss]ubquer(?:y|ies) generated results beyond maximum\[(\d+)\](?: (rows|bytes))?"
+)
 #: Druid's refusal of a plan that needs more of the broker's merge buffers than it has (2 by default)
 _MERGE_BUFFERS = re.compile(r"Not enough merge buffer memory", re.IGNORECASE)
 #: the ``maxSubqueryBytes`` that ``large_subqueries=True`` sets: Druid's broker sizes the budget from its own
@@ -283,13 +285,11 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
             )
             hint = (
                 "Pass a larger budget in bytes, conn.mining(project, large_subqueries=<bytes>), only if the "
-                "broker's heap has room for it (the 'auto' budget is derived from that heap: ask the operator "
+                "broker's heap has room for it (the 'auto' budget comes from that heap: ask the operator "
                 "for a larger broker heap), or " + narrower
             )
         else:
-            message = (
-                f"Druid refused the answer: {what} produced more than {limit:,} rows (maxSubqueryRows)."
-            )
+            message = f"Druid refused the answer: {what} produced more than {limit:,} rows (maxSubqueryRows)."
             hint = (
                 "Open the log with conn.mining(project, large_subqueries=True): those statements are then "
                 "bounded by the broker's memory (maxSubqueryBytes 'auto') instead of rows, or " + narrower

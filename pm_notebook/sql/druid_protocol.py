@@ -43,7 +43,9 @@ def parameter(param: Param) -> dict[str, Any]:
     return {"type": param.type, "value": param.value}
 
 
-def _shortest_fraction(text: str) -> str:
+def _shortest_fraction(text: str | None) -> str | None:
+    if text is None:
+        return None
     head, dot, fraction = text.partition(".")
     fraction = fraction.rstrip("0")
     return f"{head}.{fraction}" if dot and fraction else head

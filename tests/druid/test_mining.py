@@ -33,8 +33,11 @@ QUANTILE_TOLERANCE = 0.2
 
 def _is_quantile(column: str) -> bool:
     """A column computed by ``APPROX_QUANTILE_DS`` (medians, p-quantiles; ``*_interarrival`` too)."""
-    return column.startswith(("median", "p")) and column[1:2].isdigit() or "median" in column or (
-        column.startswith("p") and column.split("_")[0][1:].isdigit()
+    return (
+        column.startswith(("median", "p"))
+        and column[1:2].isdigit()
+        or "median" in column
+        or (column.startswith("p") and column.split("_")[0][1:].isdigit())
     )
 
 
@@ -67,6 +70,7 @@ ANSWERS: dict[str, Callable[[ProcessLog], Any]] = {
     "performance_spectrum": lambda log: log.performance_spectrum(*_pair(log), "P1M"),
     "to_pm4py": lambda log: log.to_pm4py(),
 }
+
 
 def _pair(log: ProcessLog) -> tuple[str, str]:
     edges = log.transitions(min_count=5)
@@ -307,9 +311,9 @@ def test_large_subqueries_is_a_memory_budget(engine, standin_conn, druid_conn, d
 
 @pytest.mark.parametrize("answer", list(LATER))
 def test_the_handover_answers_run_or_name_what_to_raise(logs, answer):
-    """``handovers()`` and ``resource_map()`` on Druid 33 with its default 2 merge buffers: the answer runs (then
-    as on the stand-in), or Druid's "Not enough merge buffer memory" comes back as a QueryError that names the
-    broker setting to raise."""
+    """``handovers()`` and ``resource_map()`` on Druid 33 with its default 2 merge buffers: the answer runs
+    (then as on the stand-in), or Druid's "Not enough merge buffer memory" comes back as a QueryError that
+    names the broker setting to raise."""
     ours, theirs = logs
     try:
         got = _frame(LATER[answer](theirs))

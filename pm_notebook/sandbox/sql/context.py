@@ -110,9 +110,9 @@ class QueryContext:
     :param time_zone: ``sqlTimeZone`` for the time functions (``None``: UTC).
     :param timeout: ``timeout`` in seconds (``None``: the port's limit; 0 ms means the port's limit too).
     :param max_subquery_rows: ``maxSubqueryRows``: most rows of an inlined subquery result.
-    :param max_subquery_bytes: ``maxSubqueryBytes`` (``None``: ``disabled``, Druid's default): most bytes of the
-        inlined subquery results. As on Druid 33 (measured), a byte limit *replaces* the row limit: with it
-        set, ``maxSubqueryRows`` is not applied.
+    :param max_subquery_bytes: ``maxSubqueryBytes`` (``None``: ``disabled``, Druid's default): most bytes of
+        the inlined subquery results. As on Druid 33 (measured), a byte limit *replaces* the row limit:
+        with it set, ``maxSubqueryRows`` is not applied.
     :param stringify_arrays: ``sqlStringifyArrays`` (Druid SQL API only).
     """
 

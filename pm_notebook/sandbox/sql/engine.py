@@ -590,7 +590,9 @@ def check_inlined(
                     raise subquery_bytes_limit(max_bytes)
                 continue
             left = int(limit) - total
-            count_sql = f"SELECT count(*) FROM (SELECT {rows} FROM ({sub}) AS pm_inlined LIMIT {left + 1}) AS pm_n"
+            count_sql = (
+                f"SELECT count(*) FROM (SELECT {rows} FROM ({sub}) AS pm_inlined LIMIT {left + 1}) AS pm_n"
+            )
             counted = cur.execute(count_sql, params).fetchall()  # fetchall: leaves no unfinished result
         except (duckdb.BinderException, duckdb.CatalogException):
             continue  # a correlated subquery: not a standalone result (the query itself reports it)

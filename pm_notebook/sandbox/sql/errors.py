@@ -16,7 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SqlError", "invalid_sql", "not_planned", "subquery_bytes_limit", "subquery_limit", "unexpected_token"]
+__all__ = [
+    "SqlError",
+    "invalid_sql",
+    "not_planned",
+    "subquery_bytes_limit",
+    "subquery_limit",
+    "unexpected_token",
+]
 
 # kind -> (HTTP status, Druid errorCode, Druid category, Avatica errorCode, SQLSTATE, Avatica severity)
 _KINDS: dict[str, tuple[int, str, str, int, str, str]] = {
