@@ -169,7 +169,7 @@ def main() -> int:
                 outcome = "runs"
             except QueryError as exc:
                 hint = exc.hint or ""
-                named = "large_subqueries" in hint or "heap" in hint
+                named = any(w in hint for w in ("large_subqueries", "heap", "numMergeBuffers"))
                 outcome = f"refused ({str(exc).splitlines()[0][:90]})" + ("" if named else " [names nothing]")
                 failures += not named
             alive = _healthy(broker)
