@@ -18,9 +18,10 @@ from pm_notebook.errors import QueryError
 from pm_notebook.mining import ProcessLog
 from pm_notebook.mining._schema import ROLES
 
-#: the small limit the statements run under a second time (the demo project inlines more than this
-#: wherever it inlines the task or transition table, and less wherever it inlines the excluded cases)
-SMALL = {"maxSubqueryRows": 1000}
+#: the small limit the statements run under a second time: fewer rows than the demo project's 300 cases, so
+#: every semi-join of a case filter and the window of arrivals() is over it, and every statement that inlines
+#: nothing runs as before
+SMALL = {"maxSubqueryRows": 100}
 
 #: the relative rank error of Druid's quantiles sketch (DataSketches ``k`` = 128, Druid's default): the
 #: normalised rank error at 99 % confidence is 1.725 % of n (DataSketches' table for k = 128); a value
@@ -313,12 +314,30 @@ def test_large_subqueries_is_a_memory_budget(engine, standin_conn, druid_conn, d
 def test_the_handover_answers_run_or_name_what_to_raise(logs, answer):
     """``handovers()`` and ``resource_map()`` on Druid 33 with its default 2 merge buffers: the answer runs
     (then as on the stand-in), or Druid's "Not enough merge buffer memory" comes back as a QueryError that
-    names the broker setting to raise."""
+    names the broker setting to raise. The stand-in has no merge buffers: it answers both (the known
+    difference, pinned here)."""
     ours, theirs = logs
+    expected = _frame(LATER[answer](ours))
     try:
         got = _frame(LATER[answer](theirs))
     except QueryError as exc:
         assert "merge buffer" in (exc.server_message or "")
         assert "druid.processing.numMergeBuffers" in str(exc) + (exc.hint or "")
         return
-    assert _same_answer(_frame(LATER[answer](ours)), got) == []
+    assert _same_answer(expected, got) == []
+
+
+def test_the_small_limit_is_reached(logs, names, standin_conn, druid_conn):
+    """The second run of the statements is not idle: under ``maxSubqueryRows: 100`` the semi-join of a
+    resource filter (it inlines the ids of the cases it keeps, more than 100) is refused by both."""
+    _, theirs = logs
+    _, sent = _ask(theirs.with_resource(*names["resources"]), ANSWERS["activities"])
+    inlining = [s for s in sent if " IN (SELECT" in s.sql]
+    assert inlining
+    refused = [_same_statement(standin_conn, druid_conn, s, SMALL) for s in inlining]
+    assert refused == [[] for _ in inlining]
+    for s in inlining:
+        with pytest.raises(QueryError, match="beyond maximum"):
+            run(druid_conn, s.sql, s.params, {**SMALL, **(s.context or {})})
+        with pytest.raises(QueryError, match="beyond maximum"):
+            run(standin_conn, s.sql, s.params, {**SMALL, **(s.context or {})})
