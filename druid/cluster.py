@@ -66,6 +66,19 @@ DIRECT_HEADROOM_MB = 64
 START_DEADLINE_S = 600.0
 
 
+def heap_mb(svc: str) -> int:
+    """The heap of *svc*'s JVM: ``HEAP_MB``, or ``PM_DRUID_<SVC>_HEAP_MB`` (e.g. ``PM_DRUID_BROKER_HEAP_MB``
+    for bench/bench_broker_memory.py's broker)."""
+    given = os.environ.get(f"PM_DRUID_{svc.upper()}_HEAP_MB", "").strip()
+    if not given:
+        return HEAP_MB[svc]
+    if not given.isdigit() or int(given) < 64:
+        raise DruidError(
+            f"PM_DRUID_{svc.upper()}_HEAP_MB must be a number of MiB (64 or more), got {given!r}."
+        )
+    return int(given)
+
+
 class DruidError(RuntimeError):
     """The local Druid could not be assembled, started or stopped; the message says why and where to look."""
 
@@ -315,7 +328,7 @@ def write_conf(run: Path, ports: dict[str, int]) -> None:
 
 def java_command(run: Path, lib: Path, svc: str) -> list[str]:
     java = os.environ.get("PM_DRUID_JAVA") or "java"
-    heap = HEAP_MB[svc]
+    heap = heap_mb(svc)
     cmd = [
         java,
         f"-Xms{heap}m",

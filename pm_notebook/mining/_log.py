@@ -50,23 +50,29 @@ __all__ = ["ProcessLog"]
 #: a statement whose ``IN (SELECT ...)`` or ``JOIN (SELECT ...)`` Druid inlines on the broker (a
 #: ``CROSS JOIN`` sets a one-row count beside an answer's rows: one row inlined, never near the limit)
 _INLINES = re.compile(r"\b(?:IN|(?<!CROSS )JOIN) \(SELECT\b")
-#: Druid's refusal of an inlined subquery over ``maxSubqueryRows`` (Druid 0.20-27 and 28+ wordings)
-_SUBQUERY_LIMIT = re.compile(r"[Ss]ubquer(?:y|ies) generated results beyond maximum\[(\d+)\]")
-#: the ``maxSubqueryRows`` that ``large_subqueries=True`` sets
-LARGE_SUBQUERY_ROWS = 10_000_000
+#: Druid's refusal of inlined subquery results over ``maxSubqueryRows`` (Druid 0.20-27 and 28+ wordings) or
+#: over ``maxSubqueryBytes`` ("... beyond maximum[N] bytes")
+_SUBQUERY_LIMIT = re.compile(
+    r"[Ss]ubquer(?:y|ies) generated results beyond maximum\[(\d+)\](?: (rows|bytes))?"
+)
+#: Druid's refusal of a plan that needs more of the broker's merge buffers than it has (2 by default)
+_MERGE_BUFFERS = re.compile(r"Not enough merge buffer memory", re.IGNORECASE)
+#: the ``maxSubqueryBytes`` that ``large_subqueries=True`` sets: Druid's broker sizes the budget from its own
+#: heap, so an answer either fits in memory or is refused — the broker never holds more than it can
+LARGE_SUBQUERY_BYTES = "auto"
 
 
-def _subquery_rows(large: bool | int) -> int:
-    """The ``maxSubqueryRows`` of *large* (``False``: the server's own, 0 here; ``True``:
-    :data:`LARGE_SUBQUERY_ROWS`; an integer: that many rows)."""
+def _subquery_budget(large: bool | int) -> str | int | None:
+    """The ``maxSubqueryBytes`` of *large* (``False``: none sent, the server's row limit applies; ``True``:
+    ``"auto"``, a budget the broker derives from its heap; an integer: that many bytes)."""
     if large is True:
-        return LARGE_SUBQUERY_ROWS
+        return LARGE_SUBQUERY_BYTES
     if large is False or large is None:
-        return 0
+        return None
     if isinstance(large, int) and large > 0:
         return large
     raise ConfigurationError(
-        f"large_subqueries must be True, False or a positive number of rows, got {large!r}.",
+        f"large_subqueries must be True, False or a positive number of bytes, got {large!r}.",
         hint="conn.mining(project, large_subqueries=True)",
     )
 
@@ -102,7 +108,8 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         self._context = None if context is None else dict(context)
         self._excluded_cache = excluded_cases
         self._resource_name = resource
-        self._max_subquery_rows = _subquery_rows(large_subqueries)
+        self._large: bool | int = large_subqueries
+        self._subquery_bytes = _subquery_budget(large_subqueries)
         # the distinct values of the task columns a filter named, read once per log (see _filtering)
         self._values = {} if values is None else values
 
@@ -127,9 +134,11 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
             ``resource`` or ``org:resource``), for the organisational answers.
         :param large_subqueries: allow the statements that Druid can only run by inlining a subquery (a
             case filter applied to the task or transition table, the handover joins, the window of
-            inter-arrival times) to inline more than
-            the server's ``maxSubqueryRows`` (100,000 by default): ``True`` raises that limit to
-            10,000,000 rows in those statements' query context, an integer to that many.
+            inter-arrival times) to inline more than the server's ``maxSubqueryRows`` (100,000 by default),
+            bounded by memory instead of rows: ``True`` sends ``maxSubqueryBytes: "auto"`` in those
+            statements' query context (a budget Druid's broker derives from its heap; on Druid 33 a byte
+            limit replaces the row limit), an integer that many bytes. An answer then runs or is refused
+            naming the budget; the broker is never asked to hold more than it has.
         """
         if isinstance(project, Project):
             resolved = project
@@ -180,7 +189,7 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
             context=self._context,
             excluded_cases=self._excluded_cache,
             resource=self._resource_name,
-            large_subqueries=self._max_subquery_rows or False,
+            large_subqueries=self._large,
             values=self._values,
         )
 
@@ -230,14 +239,14 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
 
     # --- running and shaping ------------------------------------------------------------------------
     def _run(self, statement: Statement) -> pd.DataFrame:
-        """Run one statement with the log's query context; one that inlines a subquery gets the raised
-        ``maxSubqueryRows`` when the log allows large subqueries, and Druid's refusal of a too-large one
-        names that option otherwise."""
+        """Run one statement with the log's query context; one that inlines a subquery gets the
+        ``maxSubqueryBytes`` budget when the log allows large subqueries, and Druid's refusal of a too-large
+        one names what to raise."""
         context = self._context
         if statement.windowing:
             context = {**(context or {}), "enableWindowing": True}
-        if self._max_subquery_rows and (statement.windowing or _INLINES.search(statement.sql)):
-            context = {**(context or {}), "maxSubqueryRows": self._max_subquery_rows}
+        if self._subquery_bytes is not None and (statement.windowing or _INLINES.search(statement.sql)):
+            context = {**(context or {}), "maxSubqueryBytes": self._subquery_bytes}
         # sent only when set, so a Source without a context parameter still serves a log without one
         kw: dict[str, Any] = {} if context is None else {"context": context}
         try:
@@ -245,24 +254,54 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         except QueryError as exc:
             text = f"{exc} {exc.server_message or ''}"
             limit = _SUBQUERY_LIMIT.search(text)
+            if limit is None and _MERGE_BUFFERS.search(text):
+                raise QueryError(
+                    "Druid refused the answer: its plan nests more GROUP BYs over joins than the broker has "
+                    "merge buffers for (druid.processing.numMergeBuffers, 2 by default).",
+                    sql=statement.sql,
+                    sqlstate=exc.sqlstate,
+                    server_message=exc.server_message,
+                    hint="Ask the service's operator to raise the broker's druid.processing.numMergeBuffers "
+                    "(each one takes druid.processing.buffer.sizeBytes of direct memory); the plan's shape, "
+                    "not the log's size, needs them, so a filter does not help.",
+                ) from exc
             if limit is None:
                 raise
-            raise QueryError(
-                f"Druid refused the answer: a subquery it must inline (a case filter on the task or "
-                f"transition table, a join, or a window: the one over each case's tasks, or the one of "
-                f"inter-arrival times) produced more than {int(limit.group(1)):,} rows (maxSubqueryRows).",
-                sql=statement.sql,
-                sqlstate=exc.sqlstate,
-                server_message=exc.server_message,
-                hint=statement.refusal_hint
-                or "Open the log with conn.mining(project, large_subqueries=True) to raise the limit in "
-                "these statements' query context (the broker then holds that many rows in memory), or "
-                + (
-                    "ask arrivals(freq, quantiles=()) for the counts and mean gaps alone (no window)."
-                    if statement.windowing
-                    else "filter with variants_in()/top_variants(), which need no subquery."
-                ),
-            ) from exc
+            raise self._limit_error(statement, exc, int(limit.group(1)), limit.group(2) == "bytes") from exc
+
+    def _limit_error(self, statement: Statement, exc: QueryError, limit: int, in_bytes: bool) -> QueryError:
+        what = (
+            "a subquery it must inline (a case filter on the task or transition table, a join, or a window: "
+            "the one over each case's tasks, or the one of inter-arrival times)"
+        )
+        narrower = (
+            "ask arrivals(freq, quantiles=()) for the counts and mean gaps alone (no window)."
+            if statement.windowing
+            else "filter with variants_in()/top_variants(), which need no subquery."
+        )
+        if in_bytes:
+            message = (
+                f"Druid refused the answer: {what} produced more than {limit:,} bytes, the broker's memory "
+                f"budget for inlined results (maxSubqueryBytes)."
+            )
+            hint = (
+                "Pass a larger budget in bytes, conn.mining(project, large_subqueries=<bytes>), only if the "
+                "broker's heap has room for it (the 'auto' budget comes from that heap: ask the operator "
+                "for a larger broker heap), or " + narrower
+            )
+        else:
+            message = f"Druid refused the answer: {what} produced more than {limit:,} rows (maxSubqueryRows)."
+            hint = (
+                "Open the log with conn.mining(project, large_subqueries=True): those statements are then "
+                "bounded by the broker's memory (maxSubqueryBytes 'auto') instead of rows, or " + narrower
+            )
+        return QueryError(
+            message,
+            sql=statement.sql,
+            sqlstate=exc.sqlstate,
+            server_message=exc.server_message,
+            hint=statement.refusal_hint or hint,
+        )
 
     def _answer(
         self, frame: pd.DataFrame, statements: Sequence[Statement], *, events: bool = False, **attrs: Any

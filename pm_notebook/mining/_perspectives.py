@@ -117,8 +117,10 @@ class OrganisationAnswers(LogParts):
         inlines a window's input and its result, beside what the filters inline), and the statements that
         found them: a count of the filtered tasks; when they are more, the tasks per case in case order, cut
         greedily."""
-        asked = (self._context or {}).get("maxSubqueryRows", DRUID_SUBQUERY_ROWS)
-        limit = self._max_subquery_rows or int(asked)
+        # the parts always keep to the row limit (Druid's default unless the context sets one), also under
+        # large_subqueries' byte budget: each part's window then stays small on the broker, and a single
+        # case over the limit still runs under the budget, which replaces the row limit
+        limit = int((self._context or {}).get("maxSubqueryRows", DRUID_SUBQUERY_ROWS))
         schema = self._schema()
         # what the filters inline themselves counts too: the excluded cases (their number is known), or,
         # for a case filter's semi-join, a quarter of the limit set aside

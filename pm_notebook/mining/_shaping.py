@@ -45,7 +45,6 @@ class LogParts:
         #: shared by a log and every log filtered from it
         _values: dict[str, frozenset[str] | None]
         _context: dict[str, Any] | None
-        _max_subquery_rows: int
 
         def _schema(self) -> Schema: ...
         def _excluded_cases(self) -> int: ...

@@ -37,8 +37,18 @@ def parameter(param: Param) -> dict[str, Any]:
     if param.type == "NULL":
         return {"type": "VARCHAR", "value": None}
     if param.type in ("TIMESTAMP", "DATE"):
-        return {"type": param.type, "value": param.iso()}
+        # Druid 33 (Calcite's TimestampString) refuses a fraction with trailing zeros — "… 00:00:00.000" is an
+        # HTTP 500 ClassCastException — and takes "… 00:00:00" and "… 00:00:00.5": send the shortest form
+        return {"type": param.type, "value": _shortest_fraction(param.iso())}
     return {"type": param.type, "value": param.value}
+
+
+def _shortest_fraction(text: str | None) -> str | None:
+    if text is None:
+        return None
+    head, dot, fraction = text.partition(".")
+    fraction = fraction.rstrip("0")
+    return f"{head}.{fraction}" if dot and fraction else head
 
 
 def request_body(

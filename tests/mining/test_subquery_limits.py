@@ -121,11 +121,11 @@ def test_inlining_plans_name_the_option_and_run_with_it(small):
     assert "quantiles=()" in (err.value.hint or "")  # arrivals: the counts and means need no window
     opted = ProcessLog.open(source, project, large_subqueries=True)
     assert opted.arrivals("P1M")["p50_interarrival"].notna().any()
-    assert {"enableWindowing": True, "maxSubqueryRows": 10_000_000} in source.sent
+    assert {"enableWindowing": True, "maxSubqueryBytes": "auto"} in source.sent
     want = opted.with_excluded(False).with_resource("ana", "ben", "cai", "dev").activities()
     assert int(want["executions"].sum()) > LIMIT
     assert opted.handovers()["handovers"].sum() > LIMIT
-    assert {"maxSubqueryRows": 10_000_000} in source.sent
+    assert {"maxSubqueryBytes": "auto"} in source.sent
     # statements that inline nothing get no context
     source.sent.clear()
     opted.summary()

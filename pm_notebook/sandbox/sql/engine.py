@@ -41,7 +41,7 @@ from .deadline import (
     timed_out,
 )
 from .dialect import Translated, translate
-from .errors import SqlError, subquery_limit
+from .errors import SqlError, subquery_bytes_limit, subquery_limit
 from .types import Column, duckdb_to_druid, normalise
 
 if TYPE_CHECKING:
@@ -241,7 +241,16 @@ class SqlEngine:
         try:
             params = list(params or [])
             return self._run(
-                client_id, sql, translated, params, limit, max_rows, started, on_open, ctx.max_subquery_rows
+                client_id,
+                sql,
+                translated,
+                params,
+                limit,
+                max_rows,
+                started,
+                on_open,
+                ctx.max_subquery_rows,
+                ctx.max_subquery_bytes,
             )
         finally:
             wg.gate.release()
@@ -283,6 +292,7 @@ class SqlEngine:
             on_open,
             started,
             ctx.max_subquery_rows,
+            ctx.max_subquery_bytes,
         )
 
     def _admit(
@@ -350,6 +360,7 @@ class SqlEngine:
         started: float,
         on_open: Callable[[Callable[[], None]], None] | None = None,
         max_subquery_rows: int = DEFAULT_MAX_SUBQUERY_ROWS,
+        max_subquery_bytes: int | None = None,
     ) -> QueryResult:
         running = Deadline(self._database(client_id).cursor(), timeout, sql, since=started)
         cur = running.cursor
@@ -362,7 +373,7 @@ class SqlEngine:
             bound = translated.bind(params)
             if translated.explain:
                 return self._explain(cur, translated, bound)
-            check_inlined(cur, translated, bound, max_subquery_rows)
+            check_inlined(cur, translated, bound, max_subquery_rows, max_subquery_bytes)
             rel = cur.sql(translated.sql, params=bound)
             columns = [_column(n, t) for n, t in zip(rel.columns, rel.types, strict=True)]
             cap = self.options.max_rows
@@ -428,6 +439,7 @@ class ResultStream:
         on_open: Callable[[ResultStream], None] | None = None,
         started: float | None = None,
         max_subquery_rows: int = DEFAULT_MAX_SUBQUERY_ROWS,
+        max_subquery_bytes: int | None = None,
     ) -> None:
         self._gate: threading.BoundedSemaphore | None = wg.gate
         self._cap = engine.options.max_rows
@@ -455,7 +467,7 @@ class ResultStream:
                     f"e{i}": explained.table.column(i)[0].as_py() for i in range(explained.table.num_columns)
                 }
             else:
-                check_inlined(running.cursor, translated, bound, max_subquery_rows)
+                check_inlined(running.cursor, translated, bound, max_subquery_rows, max_subquery_bytes)
                 inner = translated.sql
             self.columns, duck_types = engine._shape(wg, running.cursor, inner, bound)
             sources = [f"c{i}" for i in range(len(self.columns))]
@@ -542,16 +554,26 @@ _PARAM_NAME = re.compile(r"\$(p\d+)\b")
 
 
 def check_inlined(
-    cur: duckdb.DuckDBPyConnection, translated: Translated, bound: dict[str, Any], limit: int
+    cur: duckdb.DuckDBPyConnection,
+    translated: Translated,
+    bound: dict[str, Any],
+    limit: int,
+    max_bytes: int | None = None,
 ) -> None:
     """Refuse the statement, as Druid's broker does, when the subqueries it would inline (``IN (subquery)``,
     a join's subquery inputs, the input of every window, a windowed subquery's result) produce more than
-    *limit* rows together (``maxSubqueryRows``: the total buffered across all the subqueries of a query).
+    *limit* rows together (``maxSubqueryRows``: the total buffered across all the subqueries of a query) — or,
+    when *max_bytes* is set (``maxSubqueryBytes``), more than that many bytes together, and then the row
+    limit does not apply (Druid 33: a byte limit replaces the row limit).
 
     Each such subquery is counted on the statement's own cursor, so its time limit and cancel apply; the
     count stops one row past what the limit leaves. ``IN`` counts distinct rows (Calcite plans it as a join
     on the subquery's distinct values). The same rows inlined twice (a window's input, then its result as
-    an outer query's input) are counted once and added twice.
+    an outer query's input) are counted once and added twice. Bytes are estimated as Druid 33 sizes the
+    frames it inlines (measured on the broker: 29 bytes for a one-column frame and 10 more per column, then
+    per row 9 bytes per number or timestamp and 4 plus the UTF-8 length per string); Druid sizes only the
+    columns the outer query uses, the sandbox every column the subquery selects, so it refuses no later
+    than Druid.
     """
     total = 0
     seen: dict[tuple[bool, str], int] = {}
@@ -559,17 +581,26 @@ def check_inlined(
         key = (kind == "in", sub)
         if key in seen:
             total += seen[key]
-            if total > limit:
+            if max_bytes is not None:
+                if total > max_bytes:
+                    raise subquery_bytes_limit(max_bytes)
+            elif total > limit:
                 raise subquery_limit(limit)
             continue
         names = set(_PARAM_NAME.findall(sub))
         params = {k: v for k, v in bound.items() if k in names}
-        rows = "DISTINCT *" if kind == "in" else "1 AS one"
-        left = int(limit) - total
-        count_sql = (
-            f"SELECT count(*) FROM (SELECT {rows} FROM ({sub}) AS pm_inlined LIMIT {left + 1}) AS pm_n"
-        )
+        rows = "DISTINCT *" if kind == "in" else "*"
         try:
+            if max_bytes is not None:
+                seen[key] = _inlined_bytes(cur, f"SELECT {rows} FROM ({sub}) AS pm_inlined", params)
+                total += seen[key]
+                if total > max_bytes:
+                    raise subquery_bytes_limit(max_bytes)
+                continue
+            left = int(limit) - total
+            count_sql = (
+                f"SELECT count(*) FROM (SELECT {rows} FROM ({sub}) AS pm_inlined LIMIT {left + 1}) AS pm_n"
+            )
             counted = cur.execute(count_sql, params).fetchall()  # fetchall: leaves no unfinished result
         except (duckdb.BinderException, duckdb.CatalogException):
             continue  # a correlated subquery: not a standalone result (the query itself reports it)
@@ -577,3 +608,21 @@ def check_inlined(
         total += seen[key]
         if total > limit:
             raise subquery_limit(limit)
+
+
+def _inlined_bytes(cur: duckdb.DuckDBPyConnection, sub: str, params: dict[str, Any]) -> int:
+    """The bytes Druid's broker would hold for the rows of *sub* (see :func:`check_inlined`)."""
+    shape = cur.execute(f"SELECT * FROM ({sub}) AS pm_shape LIMIT 0", params)
+    described = shape.description or []
+    shape.fetchall()
+    if not described:
+        return 0
+    terms = []
+    for column in described:
+        name = '"' + str(column[0]).replace('"', '""') + '"'
+        text = str(column[1]).upper() in ("STRING", "VARCHAR")
+        terms.append(f"4 + coalesce(strlen(CAST(pm_b.{name} AS VARCHAR)), 0)" if text else "9")
+    per_row = " + ".join(terms)
+    got = cur.execute(f"SELECT count(*), sum({per_row}) FROM ({sub}) AS pm_b", params).fetchall()
+    n, size = got[0] if got else (0, 0)
+    return 19 + 10 * len(described) + int(size or 0) if n else 0

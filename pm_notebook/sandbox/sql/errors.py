@@ -16,7 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SqlError", "invalid_sql", "not_planned", "subquery_limit", "unexpected_token"]
+__all__ = [
+    "SqlError",
+    "invalid_sql",
+    "not_planned",
+    "subquery_bytes_limit",
+    "subquery_limit",
+    "unexpected_token",
+]
 
 # kind -> (HTTP status, Druid errorCode, Druid category, Avatica errorCode, SQLSTATE, Avatica severity)
 _KINDS: dict[str, tuple[int, str, str, int, str, str]] = {
@@ -205,6 +212,18 @@ def unexpected_token(
         f"acceptable options: [{options}]",
         "invalid",
         context={"sourceType": "sql", "line": str(line), "column": str(col), "token": token},
+    )
+
+
+def subquery_bytes_limit(limit: int) -> SqlError:
+    """Druid's refusal of inlined subquery results over ``maxSubqueryBytes`` (Druid 33's text, measured)."""
+    return SqlError(
+        f"Cannot issue the query, subqueries generated results beyond maximum[{limit}] bytes. Increase the "
+        "JVM's memory or set the 'maxSubqueryBytes' in the query context to increase the space allocated for "
+        "subqueries to materialize their results. Manually alter the value carefully as it can cause the "
+        "broker to go out of memory.",
+        "resource_limit",
+        persona="OPERATOR",
     )
 
 

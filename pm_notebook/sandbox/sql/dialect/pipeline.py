@@ -252,17 +252,21 @@ def _inlined(tree: exp.Expr) -> tuple[tuple[str, str], ...]:
         if query is not None:
             body = query.this if isinstance(query, exp.Subquery) else query
             found.append(("in", body.sql(dialect="duckdb")))
+    inputs: list[exp.Subquery] = []
     for join in tree.find_all(exp.Join):
         right = join.this
         if isinstance(right, exp.Subquery):
-            found.append(("join", right.this.sql(dialect="duckdb")))
+            inputs.append(right)
     # the left-hand input of a join, when it is a subquery, is inlined too (Druid's broker runs every query
     # datasource under a join and replaces it with its rows: query-execution, "join")
     for select in tree.find_all(exp.Select):
         from_ = select.args.get("from_")
         left = from_.this if from_ is not None else None
         if select.args.get("joins") and isinstance(left, exp.Subquery) and id(left) not in windowed:
-            found.append(("join", left.this.sql(dialect="duckdb")))
+            inputs.append(left)
+    for sub in inputs:
+        found.append(("join", sub.this.sql(dialect="duckdb")))
+        found.extend(("join", nested.this.sql(dialect="duckdb")) for nested in _joined_within(sub))
     return tuple(found)
 
 
@@ -283,6 +287,23 @@ def _window_input(select: exp.Select) -> str | None:
         body.set(key, None)
     sql: str = body.sql(dialect="duckdb")
     return sql
+
+
+def _joined_within(sub: exp.Subquery) -> list[exp.Subquery]:
+    """The ``FROM`` subqueries nested in a join input that themselves join (a join, or an ``IN (subquery)``,
+    which Druid plans as one): Druid 33 inlines those too when it inlines the input — measured: a GROUP BY
+    over a GROUP BY whose inner query has a ``NOT IN`` counts the inner rows under a ``CROSS JOIN``, and does
+    not count them without the ``NOT IN`` or without the join (``tests/druid/test_mining.py``)."""
+    out = []
+    for nested in sub.this.find_all(exp.Subquery):
+        if nested is sub or not isinstance(nested.parent, exp.From):
+            continue
+        body = nested.this
+        joins = any(isinstance(s, exp.Select) and s.args.get("joins") for s in body.find_all(exp.Select))
+        semi = any(node.args.get("query") is not None for node in body.find_all(exp.In))
+        if joins or semi:
+            out.append(nested)
+    return out
 
 
 def _parse_error(e: ParseError, tokens: list[Any], src: Source) -> SqlError:
