@@ -94,17 +94,21 @@ class OrganisationAnswers(LogParts):
         activity, resource), overlapping and identical tasks included, same resource included: exactly the
         counts of pm4py's ``discover_handover_of_work_network(beta=0)`` on the events in that order —, in
         how many ``cases``, and the ``mean_wait`` and ``median_wait`` between the two tasks (from the first's
-        end to the second's start, zero when the second starts first). One statement, a window over the
-        tasks (see :func:`._sql.resources.handovers`): past ``maxSubqueryRows`` / 2 tasks it needs
-        ``large_subqueries=True``."""
+        end to the second's start, zero when the second starts first). A count of the tasks, then two
+        statements over a window of the tasks (see :func:`._sql.resources.handovers`), two more per part past
+        ``maxSubqueryRows`` / 2 tasks."""
         res = self._resource()
         schema = self._schema()
         parts, statements = self._case_parts()
         grid = len(parts) > 1
-        chunks = [resources_sql.handovers(schema, self._filters, res, part, grid=grid) for part in parts]
-        frames = [self._run(statement) for statement in chunks]
+        frames = []
+        for part in parts:
+            sql_counts, sql_medians = resources_sql.handovers(schema, self._filters, res, part, grid=grid)
+            counts, medians = self._run(sql_counts), self._run(sql_medians)
+            keys = ["from_resource", "to_resource"]
+            frames.append(counts.merge(medians, on=keys, how="left", sort=False))
+            statements += [sql_counts, sql_medians]
         frame = frames[0] if not grid else _merge_handovers(frames)
-        statements += chunks
         frame["handovers"] = frame["handovers"].astype("Int64")
         frame["cases"] = frame["cases"].astype("Int64")
         frame["mean_wait"] = _ms(frame["mean_wait"])

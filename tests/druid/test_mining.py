@@ -79,7 +79,7 @@ def _pair(log: ProcessLog) -> tuple[str, str]:
     return str(inner.iloc[0]["source"]), str(inner.iloc[0]["target"])
 
 
-#: answers left to the ``handovers`` work (rewritten with window functions): see docs/mining.md
+#: the answers over a window of each case's tasks (tested on their own: their merge-buffer shape)
 LATER = {"handovers": lambda log: log.handovers(), "resource_map": lambda log: log.resource_map().edges}
 
 #: every case filter of docs/mining.md (given the project's names: see ``names``)
@@ -311,20 +311,31 @@ def test_large_subqueries_is_a_memory_budget(engine, standin_conn, druid_conn, d
 
 
 @pytest.mark.parametrize("answer", list(LATER))
-def test_the_handover_answers_run_or_name_what_to_raise(logs, answer):
-    """``handovers()`` and ``resource_map()`` on Druid 33 with its default 2 merge buffers: the answer runs
-    (then as on the stand-in), or Druid's "Not enough merge buffer memory" comes back as a QueryError that
-    names the broker setting to raise. The stand-in has no merge buffers: it answers both (the known
-    difference, pinned here)."""
+def test_the_handover_answers_run_on_two_merge_buffers(logs, answer):
+    """``handovers()`` and ``resource_map()`` run on Druid 33 with its default 2 merge buffers (a quantile of
+    merged sketches in a GROUP BY over a GROUP BY over the window would not: ``handovers()`` takes its
+    medians from one GROUP BY over the window), with the stand-in's answer."""
     ours, theirs = logs
-    expected = _frame(LATER[answer](ours))
-    try:
-        got = _frame(LATER[answer](theirs))
-    except QueryError as exc:
-        assert "merge buffer" in (exc.server_message or "")
-        assert "druid.processing.numMergeBuffers" in str(exc) + (exc.hint or "")
-        return
-    assert _same_answer(expected, got) == []
+    assert _same_answer(_frame(LATER[answer](ours)), _frame(LATER[answer](theirs))) == []
+
+
+def test_a_merge_buffer_refusal_names_the_broker_setting(logs, druid_conn):
+    """Should a broker refuse a plan for merge buffers, the error names the setting to raise: the shape that
+    needs three (measured on Druid 33), sent through a log's own runner."""
+    from pm_notebook.mining._sql._base import Statement
+
+    _, theirs = logs
+    pid = theirs._project.id
+    window = (
+        f'SELECT "caseid" AS c, "resource_lpkr" AS r, LAG("resource_lpkr") OVER (PARTITION BY "caseid" '
+        f'ORDER BY "__time") AS p, TIMESTAMP_TO_MILLIS("__time") AS t FROM "{pid}_vertex"'
+    )
+    per_case = f"SELECT p, r, c, DS_QUANTILES_SKETCH(t) AS s FROM ({window}) GROUP BY p, r, c"
+    sql = f"SELECT p, r, APPROX_QUANTILE_DS(s, 0.5) AS m FROM ({per_case}) GROUP BY p, r"
+    with pytest.raises(QueryError) as info:
+        theirs._run(Statement(sql, ()))
+    assert "merge buffer" in (info.value.server_message or "")
+    assert "druid.processing.numMergeBuffers" in str(info.value) + (info.value.hint or "")
 
 
 def test_the_small_limit_is_reached(logs, names, standin_conn, druid_conn):

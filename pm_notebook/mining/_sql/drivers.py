@@ -2,7 +2,7 @@
 at most.
 
 * :func:`cut_points` (only when needed): one row over the filtered cases with the duration quantile that
-  defines "slow" and the quartiles of every numeric dimension (``APPROX_QUANTILE_DS``: approximate on a
+  defines "slow" and the quartiles of every numeric dimension (``_base.quantile``, a sketch: approximate on a
   real Druid, within the sketch's error).
 * :func:`value_counts`: one ``GROUP BY GROUPING SETS ((d1), (d2), ..., ())`` over the cases table: per value
   of each dimension (a numeric one by its quartile bin) the cases and the cases with the outcome, and the
