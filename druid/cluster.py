@@ -411,6 +411,7 @@ class Cluster:
         self.pids_file = self.root / "pids"
         self.env_file = self.root / "env"
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.watcher: subprocess.Popen[bytes] | None = None  # see start(watch_pid=)
 
     # the recorded processes of the last start: {service: pid}
     def recorded(self) -> dict[str, int]:
@@ -422,15 +423,15 @@ class Cluster:
         return {svc: pid for svc, pid in self.recorded().items() if _alive(pid, self.run)}
 
     def spawn(self, svc: str, lib: Path) -> None:
-        out = (self.run / "logs" / f"{svc}.out").open("wb")
-        self.procs[svc] = subprocess.Popen(
-            java_command(self.run, lib, svc),
-            cwd=self.run,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # not in the caller's process group: no Ctrl-C
-        )
+        with (self.run / "logs" / f"{svc}.out").open("wb") as out:  # the JVM keeps its own descriptor
+            self.procs[svc] = subprocess.Popen(
+                java_command(self.run, lib, svc),
+                cwd=self.run,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # not in the caller's process group: no Ctrl-C
+            )
         self._record()
 
     def _record(self) -> None:
@@ -512,7 +513,7 @@ class Cluster:
             self.stop(quiet=True)
             raise
         if watch_pid is not None:
-            subprocess.Popen(
+            self.watcher = subprocess.Popen(
                 [
                     sys.executable,
                     str(Path(__file__).resolve()),
@@ -555,6 +556,10 @@ class Cluster:
                 stopped.append(svc)
         self.pids_file.unlink(missing_ok=True)
         self.env_file.unlink(missing_ok=True)
+        if self.watcher is not None:  # stopped by its owner: the watcher has nothing left to do
+            self.watcher.kill()
+            self.watcher.wait()
+            self.watcher = None
         if not quiet:
             print("stopped: " + (", ".join(stopped) or "nothing was running"))
         return stopped

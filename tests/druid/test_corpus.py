@@ -35,7 +35,6 @@ CORPUS = _corpus()
 KNOWN = {
     "mv_group_unnests",
     "mv_equality",
-    "array_scalars",
     "string_to_mv",
     "ds_get_quantiles",
     "duration_buckets",

@@ -52,21 +52,6 @@ def test_mv_equality(standin_conn, druid_conn, fmt):
         druid.query(statement, transport="druid")
 
 
-def test_array_scalars(standin_conn, druid_conn, fmt):
-    # Druid declares ARRAY_APPEND(ARRAY[1], 2) ARRAY<LONG>; the client's druid transport reads ARRAY as a
-    # list of strings: a client defect, recorded for the lead.
-    statement, ours, druid = _both(standin_conn, druid_conn, fmt, "array_scalars")
-    assert [ours.iat[0, 0], ours.iat[0, 1], ours.iat[0, 2], list(ours.iat[0, 3]), ours.iat[0, 4]] == [
-        True,
-        20,
-        2,
-        [1, 2],
-        True,
-    ]
-    with pytest.raises(QueryError, match="do not fit its declared type"):
-        druid.query(statement, transport="druid")
-
-
 def test_string_to_mv(standin_conn, druid_conn, fmt):
     # Druid answers STRING_TO_MV as a VARCHAR holding a JSON array; the stand-in as a list.
     statement, ours, druid = _both(standin_conn, druid_conn, fmt, "string_to_mv")
