@@ -16,9 +16,9 @@ Workgroups are kept apart: at most ``max_connections`` open connections *per wor
 may only make room among its own idle connections, never by closing another's); an ``openConnection``
 naming an id that is already open is refused, like Druid ("Connection [id] already open"), so a known
 id can never be taken over; and a request sending HTTP Basic credentials of another workgroup than the
-connection's gets the same answer as an unknown id (error code 1 with a null message, as Druid 33 answers). Every request field is checked for
-its JSON type and range first: a malformed request is an ``ErrorResponse`` naming the field, never an
-internal error.
+connection's gets the same answer as an unknown id (error code 1 with a null message, as Druid 33
+answers). Every request field is checked for its JSON type and range first: a malformed request is an
+``ErrorResponse`` naming the field, never an internal error.
 """
 
 from __future__ import annotations
