@@ -240,17 +240,28 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
     # --- running and shaping ------------------------------------------------------------------------
     def _run(self, statement: Statement) -> pd.DataFrame:
         """Run one statement with the log's query context; one that inlines a subquery gets the
-        ``maxSubqueryBytes`` budget when the log allows large subqueries, and Druid's refusal of a too-large
-        one names what to raise."""
+        ``maxSubqueryBytes`` budget when the log allows large subqueries (a part of an answer cut into parts,
+        ``Statement.in_parts``, only when the row limit refuses it), and Druid's refusal of a too-large one
+        names what to raise."""
         context = self._context
         if statement.windowing:
             context = {**(context or {}), "enableWindowing": True}
-        if self._subquery_bytes is not None and (statement.windowing or _INLINES.search(statement.sql)):
+        large = self._subquery_bytes is not None and bool(
+            statement.windowing or _INLINES.search(statement.sql)
+        )
+        if large and not statement.in_parts:
             context = {**(context or {}), "maxSubqueryBytes": self._subquery_bytes}
-        # sent only when set, so a Source without a context parameter still serves a log without one
-        kw: dict[str, Any] = {} if context is None else {"context": context}
         try:
-            return self._source.query(statement.sql, list(statement.params), **kw)
+            try:
+                return self._query(statement, context)
+            except QueryError as exc:
+                # a part of an answer cut into parts that still does not fit the row limit: once more under
+                # the byte budget (first under the rows: on a small broker a window's frames under the
+                # budget can take its heap)
+                retry = large and statement.in_parts and _SUBQUERY_LIMIT.search(f"{exc} {exc.server_message}")
+                if not retry:
+                    raise
+                return self._query(statement, {**(context or {}), "maxSubqueryBytes": self._subquery_bytes})
         except QueryError as exc:
             text = f"{exc} {exc.server_message or ''}"
             limit = _SUBQUERY_LIMIT.search(text)
@@ -268,6 +279,12 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
             if limit is None:
                 raise
             raise self._limit_error(statement, exc, int(limit.group(1)), limit.group(2) == "bytes") from exc
+
+    def _query(self, statement: Statement, context: dict[str, Any] | None) -> pd.DataFrame:
+        # the context is sent only when set, so a Source without a context parameter still serves a log
+        # without one
+        kw: dict[str, Any] = {} if context is None else {"context": context}
+        return self._source.query(statement.sql, list(statement.params), **kw)
 
     def _limit_error(self, statement: Statement, exc: QueryError, limit: int, in_bytes: bool) -> QueryError:
         what = (

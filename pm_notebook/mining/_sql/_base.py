@@ -68,12 +68,17 @@ class Statement:
     window functions, whose input Druid's broker inlines (and their result, under an outer aggregate):
     ``maxSubqueryRows`` applies to them (Druid 32 and later need no ``enableWindowing``; the log still sends
     it, which older brokers need); *refusal_hint*: what a user can do when Druid refuses it over
-    ``maxSubqueryRows`` (``None``: the log's general advice)."""
+    ``maxSubqueryRows`` (``None``: the log's general advice); *in_parts*: the answer cuts the log into parts
+    that each keep within ``maxSubqueryRows``, so the statement first runs under that row limit, and takes
+    ``large_subqueries``' byte budget only when it is refused all the same (on Druid 33 windows of ~50,000
+    tasks under ``maxSubqueryBytes: "auto"`` exhausted a 512 MB broker's heap, see
+    ``bench/bench_broker_memory.py``; under the row limit one runs in about two seconds)."""
 
     sql: str
     params: tuple[Any, ...] = ()
     windowing: bool = False
     refusal_hint: str | None = None
+    in_parts: bool = False
 
 
 def task_order(schema: Schema, res: str | None = None) -> str:
