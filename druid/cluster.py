@@ -554,6 +554,12 @@ class Cluster:
                         os.kill(pid, signal.SIGKILL)
                 self._reap(pid)
                 stopped.append(svc)
+        for proc in self.procs.values():  # the JVMs this object started: each one waited for (never a zombie,
+            if proc.poll() is None:  # nor a Popen dropped while running), whatever state it was found in
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+            proc.wait()
+        self.procs.clear()
         self.pids_file.unlink(missing_ok=True)
         self.env_file.unlink(missing_ok=True)
         if self.watcher is not None:  # stopped by its owner: the watcher has nothing left to do
