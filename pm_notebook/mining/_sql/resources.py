@@ -94,12 +94,12 @@ def resources_by_activity(schema: Schema, filters: Filters, res: str) -> Stateme
 #: case over the part size, or a broker below Druid's default limit, is refused)
 WINDOW_REFUSAL = (
     "This answer orders each case's tasks in a window, and Druid holds the window's input and its result "
-    "on the broker, two rows per task; the log already answers in parts of whole cases of at most "
-    "maxSubqueryRows / 2 tasks (50,000 at Druid's default). What is left is a single case with more tasks "
-    "than that, or a broker whose limit is lower: leave that case out (where('case_id <> ?', ...)), or open "
-    "the log with conn.mining(project, large_subqueries=True): a part that does not fit is then run again "
-    "under the broker's memory budget (maxSubqueryBytes) — which a window of tens of thousands of tasks can "
-    "exhaust on a small broker (measured on Druid 33 with a 512 MB heap)."
+    "on the broker, two rows per task; the log already answers in parts of whole cases of under "
+    "maxSubqueryRows / 2 tasks (about 45,000 at Druid's default). What is left is a single case with more "
+    "tasks than that, or a broker whose limit is lower: leave that case out (where('case_id <> ?', ...)), "
+    "or open the log with conn.mining(project, large_subqueries=True): a part that does not fit is then run "
+    "again under the broker's memory budget (maxSubqueryBytes) — which a window of tens of thousands of "
+    "tasks can exhaust on a small broker (measured on Druid 33 with a 512 MB heap)."
 )
 
 
