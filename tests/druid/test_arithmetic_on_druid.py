@@ -8,28 +8,17 @@ The SQL type header differs (pinned below; docs/druid-dialect.md, "Known differe
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-HERE = Path(__file__).resolve().parent
+from _cluster import corpus
 
 
 def _corpus():
-    spec = importlib.util.spec_from_file_location(
-        "arithmetic_corpus", HERE.parent / "sandbox_sql" / "arithmetic_corpus.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("arithmetic_corpus", module)
-    spec.loader.exec_module(module)
-    return module
+    return corpus("arithmetic_corpus")
 
 
 ARITH = _corpus()

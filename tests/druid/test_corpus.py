@@ -3,28 +3,19 @@ refusal."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import re
-from pathlib import Path
 
 import pytest
 import requests
+from _cluster import corpus
 from _compare import differences
 
 from pm_notebook.errors import QueryError
 
-HERE = Path(__file__).resolve().parent
-
 
 def _corpus():
-    spec = importlib.util.spec_from_file_location(
-        "druid_corpus", HERE.parent / "sandbox_sql" / "druid_corpus.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return corpus("druid_corpus")
 
 
 CORPUS = _corpus()
