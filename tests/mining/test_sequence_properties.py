@@ -117,10 +117,11 @@ def test_sequences_handovers_and_the_resource_map_against_pandas_and_pm4py(conn,
         counts = {k: round(share * total) for k, share in network.connections.items()}
         assert counts == {k: int(r.handovers) for k, r in rows.items()}
 
-    # the same answers in parts of whole cases (a limit of 24 rows: 12 tasks a window, a case has at most 10)
+    # the same answers in parts of whole cases (a limit of 24 rows: 10 tasks a window, half the limit less the
+    # tenth kept free; a case has at most 10)
     parted = conn.mining(project, context={"maxSubqueryRows": 24}).with_excluded()
     split = parted.handovers()
-    assert (split.attrs["parts"] > 1) == (len(events) > 12)  # one window holds 12 tasks
+    assert (split.attrs["parts"] > 1) == (len(events) > 10)  # one window holds 10 tasks
     assert {
         (_name(r.from_resource), _name(r.to_resource)): (r.handovers, r.cases) for r in split.itertuples()
     } == {k: (r.handovers, r.cases) for k, r in rows.items()}
