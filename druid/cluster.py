@@ -546,13 +546,11 @@ class Cluster:
                     os.kill(pid, signal.SIGTERM)
             deadline = time.monotonic() + 45
             for svc, pid in alive.items():
-                while _alive(pid, self.run) and time.monotonic() < deadline:
-                    self._reap(pid)
+                while _alive(pid, self.run) and time.monotonic() < deadline:  # a zombie counts as ended
                     time.sleep(0.1)
                 if _alive(pid, self.run):
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
-                self._reap(pid)
                 stopped.append(svc)
         for proc in self.procs.values():  # the JVMs this object started: each one waited for (never a zombie,
             if proc.poll() is None:  # nor a Popen dropped while running), whatever state it was found in
@@ -569,11 +567,6 @@ class Cluster:
         if not quiet:
             print("stopped: " + (", ".join(stopped) or "nothing was running"))
         return stopped
-
-    def _reap(self, pid: int) -> None:
-        for proc in self.procs.values():
-            if proc.pid == pid:
-                proc.poll()
 
     def rss_mb(self) -> dict[str, float]:
         """Each running JVM's peak resident memory (VmHWM), in MiB."""
