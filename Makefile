@@ -1,5 +1,7 @@
 # pm_notebook — every target installs what it needs first, so each works on a fresh machine.
 #
+# Two distributions in one uv workspace: the client (pm-notebook, this folder) and the local stand-in of the
+# service (pm-sandbox, sandbox/), which the client's `sandbox` extra brings.
 # Python packages come from the lock file (uv.lock: every extra, every hash), installed by uv, itself pinned
 # with hashes in requirements/uv.txt and bootstrapped with the machine's pip into .tools/. `make lock` refreshes
 # the lock; `make test-oldest` / `make test-latest` run the suite on the two ends of pyproject.toml's ranges.
@@ -27,7 +29,7 @@ $(UV): requirements/uv.txt
 	touch $(UV)
 
 # exactly the locked set (--locked: a lock that no longer matches pyproject.toml is an error, never re-resolved)
-$(STAMP): pyproject.toml uv.lock $(UV)
+$(STAMP): pyproject.toml sandbox/pyproject.toml uv.lock $(UV)
 	$(UV) sync --quiet --locked --all-extras --python $(PYTHON)
 	touch $(STAMP)
 
@@ -54,7 +56,7 @@ labextension/node_modules/.installed: labextension/package-lock.json
 	touch $@
 
 $(LABEXT)/package.json: labextension/node_modules/.installed $(LABEXT_SRC) scripts/build-labextension.sh \
-                        scripts/labext_functions.py pm_notebook/sandbox/sql/dialect/functions.py $(STAMP)
+                        scripts/labext_functions.py sandbox/pm_sandbox/sql/dialect/functions.py $(STAMP)
 	bash scripts/build-labextension.sh $(BIN)/python
 
 labextension: system-deps $(STAMP) $(LABEXT)/package.json
@@ -67,8 +69,8 @@ system-deps:
 
 # ruff, then mypy (what it checks and how strictly: [tool.mypy] in pyproject.toml).
 lint: install
-	$(BIN)/ruff check pm_notebook tests bench notebooks docs/conf.py conftest.py scripts druid
-	$(BIN)/ruff format --check pm_notebook tests bench notebooks docs/conf.py conftest.py scripts druid
+	$(BIN)/ruff check pm_notebook sandbox tests bench notebooks docs/conf.py conftest.py scripts druid
+	$(BIN)/ruff format --check pm_notebook sandbox tests bench notebooks docs/conf.py conftest.py scripts druid
 	$(BIN)/mypy
 
 # The docs site (Sphinx + MyST-NB): warnings are errors.
@@ -100,7 +102,7 @@ _test-range:
 	rm -rf $(RANGE_VENV)
 	$(UV) venv --quiet --python "$$(bash scripts/find-python.sh $(RANGE_PYTHON))" $(RANGE_VENV)
 	VIRTUAL_ENV=$(RANGE_VENV) $(UV) pip install --quiet --compile-bytecode --resolution $(RESOLUTION) \
-	  --no-config -e '.[all]'
+	  --no-config -e '.[all]' -e ./sandbox
 	VIRTUAL_ENV=$(RANGE_VENV) $(UV) pip list --format freeze | grep -iE '^(duckdb|pandas|pyarrow|numpy|sqlglot)=='
 	$(RANGE_VENV)/bin/python -X faulthandler -m pytest $(PYTEST_ARGS)
 
@@ -123,7 +125,7 @@ lab: install labextension
 	PATH="$(CURDIR)/$(BIN):$$PATH" JUPYTER_PATH="$(CURDIR)/labextension/dist" bash binder/start jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 sandbox: install
-	$(BIN)/python -m pm_notebook.sandbox --env-file .env.sandbox
+	$(BIN)/python -m pm_sandbox --env-file .env.sandbox
 
 bench: install system-deps
 	$(BIN)/python bench/bench_server.py
@@ -136,5 +138,5 @@ java-helper:
 	  && jar --create --file pm-columnar.jar -C build . && rm -rf build
 
 clean:
-	rm -rf $(VENV) .venv-oldest .venv-latest .venv-3.* $(TOOLS) build dist *.egg-info .pytest_cache .ruff_cache test-artifacts \
+	rm -rf $(VENV) .venv-oldest .venv-latest .venv-3.* $(TOOLS) build dist *.egg-info sandbox/build sandbox/*.egg-info .pytest_cache .ruff_cache test-artifacts \
 	  labextension/dist labextension/node_modules labextension/lib labextension/tsconfig.tsbuildinfo

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         worker(args)
         return 0
 
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]

@@ -19,8 +19,8 @@ At a small size against a running cluster (``PM_DRUID_URL``, ``PM_DRUID_COORDINA
         # publishes the large project's three tables and lookups, asks, then drops the tables again
 
 The large project is the sandbox's ``--large-project-cases`` project, rebuilt in-process
-(:func:`pm_notebook.sandbox.data.store.build_store`) and published with
-:mod:`pm_notebook.sandbox.druid_publish`. Nothing here asserts a speed; the exit status is 1 when the broker
+(:func:`pm_sandbox.data.store.build_store`) and published with
+:mod:`pm_sandbox.druid_publish`. Nothing here asserts a speed; the exit status is 1 when the broker
 died or an answer failed otherwise than by a refusal naming ``large_subqueries`` or the broker heap.
 """
 
@@ -120,8 +120,8 @@ def main() -> int:
     import pm_notebook
     from pm_notebook._models import Project
     from pm_notebook.errors import QueryError
-    from pm_notebook.sandbox.data.store import LARGE_PROJECT_NAME, build_store
-    from pm_notebook.sandbox.druid_publish import publish_tables
+    from pm_sandbox.data.store import LARGE_PROJECT_NAME, build_store
+    from pm_sandbox.druid_publish import publish_tables
 
     cluster = None
     if args.own_cluster is not None:

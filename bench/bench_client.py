@@ -320,7 +320,7 @@ def _runner(path: str, env: dict[str, str], cases: int):
 
         return run, jconn.close
     if path == "duckdb":
-        from pm_notebook.sandbox.data.store import build_store
+        from pm_sandbox.data.store import build_store
 
         store = build_store(cases=cases, seal=False)
         db = store.database(env["PM_CLIENT_ID"]).cursor()
@@ -446,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         serve_replay(Path(args.replay_folder))
         return 0
 
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
     print(f"Starting a sandbox with {args.cases} cases per project ...", flush=True)

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--importtime", action="store_true", help="print the slowest imports of one run")
     args = parser.parse_args(argv)
 
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     transports = [t.strip() for t in args.transports.split(",") if t.strip()]
     with start(cases=300) as sb:

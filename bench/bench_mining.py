@@ -658,7 +658,7 @@ def main() -> None:
 
     import pandas as pd
 
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     cases = max(1000, round(args.events / VERTEX_ROWS_PER_CASE))
     t0 = time.perf_counter()

@@ -37,8 +37,8 @@ QUERY = (
 
 def build(rows: int):
     """A sealed store holding one workgroup whose project has at least *rows* task rows."""
-    from pm_notebook.sandbox import data as datagen
-    from pm_notebook.sandbox.data.store import ProjectRecord, Store, WorkgroupRecord
+    from pm_sandbox import data as datagen
+    from pm_sandbox.data.store import ProjectRecord, Store, WorkgroupRecord
 
     store = Store()
     wg = WorkgroupRecord(id="bench-wg", name="bench", secret="bench-secret", licensed=True, key="bench")
@@ -61,7 +61,7 @@ def serve(rows: int, port: int, frame: int) -> None:
     """Child process: the SQL app over the same data on *port* (server and client must not share a GIL)."""
     import uvicorn
 
-    from pm_notebook.sandbox.sql.app import SqlOptions, create_sql_app
+    from pm_sandbox.sql.app import SqlOptions, create_sql_app
 
     store, _, _ = build(rows)
     options = SqlOptions(max_rows_per_frame=max(frame, 100), max_rows=rows + 1, query_timeout=600)
@@ -126,8 +126,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
 
-    from pm_notebook.sandbox.sql import druid_api as druid_sql
-    from pm_notebook.sandbox.sql.app import SqlOptions, create_sql_app
+    from pm_sandbox.sql import druid_api as druid_sql
+    from pm_sandbox.sql.app import SqlOptions, create_sql_app
 
     t0 = time.perf_counter()
     store, wg, pid = build(args.rows)

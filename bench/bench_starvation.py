@@ -75,7 +75,7 @@ def main() -> None:
     parser.add_argument("--load", type=int, default=60)
     parser.add_argument("--probes", type=int, default=50)
     args = parser.parse_args()
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     with start(cases=300) as sb:
         demo, second = sb.workgroups["demo"], sb.workgroups["second"]

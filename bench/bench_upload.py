@@ -227,7 +227,7 @@ def main() -> int:
         return 0
 
     sys.path.insert(0, str(HERE.parent))
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     sb = start(cases=10, extra_args=("--max-upload-bytes", str(4 << 30)))
     wg = sb.workgroups["demo"]

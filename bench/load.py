@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     transports = [t.strip() for t in args.transports.split(",") if t.strip()]
 
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     print(f"starting a sandbox ({args.cases} cases per project) {args.sandbox_args} ...", flush=True)
     with start(cases=args.cases, extra_args=shlex.split(args.sandbox_args)) as sb:

@@ -22,7 +22,7 @@ _state: dict[str, object] = {}
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if "sandbox" in _state or not str(item.path).endswith(".ipynb"):
         return
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     log = Path(tempfile.mkdtemp(prefix="pm-notebook-sandbox-")) / "sandbox.log"
     sandbox = start(cases=NOTEBOOK_CASES, log_path=log)

@@ -4,19 +4,83 @@ This is the main job a process analyst runs on day one, end to end over real HTT
 the workgroup's projects and tables, then the first answers an analyst wants — the named variants, how long
 cases take, the busiest activities, where cases wait — each computed by Druid SQL, a process map written to a
 file, and one query through the real JDBC driver to show every path gives the same DataFrame.
+
+The sandbox is the local stand-in of the service, the ``pm-sandbox`` distribution (``pip install
+"pm-notebook[sandbox]"``): the demo runs it as a child process (``python -m pm_sandbox``), never imports
+it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
 import logging
+import os
+import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
+from dotenv import dotenv_values
 
 import pm_notebook
-from pm_notebook.sandbox import start
+from pm_notebook.errors import MissingDependency, PMError
+
+#: the last line the stand-in prints once both its ports serve (its env file is written just before)
+_READY = "# sandbox ready"
+
+
+@contextlib.contextmanager
+def stand_in(cases: int) -> Iterator[dict[str, str]]:
+    """Run the stand-in (``python -m pm_sandbox`` on free ports, *cases* per project) as a child process;
+    yields its connection values (``PM_*``) once it serves, and stops it on leaving.
+
+    :raises MissingDependency: the stand-in is not installed.
+    :raises PMError: it exited before it served (the end of its log is quoted).
+    """
+    if importlib.util.find_spec("pm_sandbox") is None:
+        raise MissingDependency(
+            "The demo runs the local stand-in of the service, which is not installed.",
+            hint='pip install "pm-notebook[sandbox]"',
+        )
+    with tempfile.TemporaryDirectory(prefix="pm-demo-") as folder:
+        env_file, log_file = Path(folder) / "sandbox.env", Path(folder) / "sandbox.log"
+        command = [sys.executable, "-m", "pm_sandbox", "--port", "0", "--sql-port", "0"]
+        command += ["--cases", str(cases), "--env-file", str(env_file)]
+        # the stand-in stops by itself if this process dies first (it watches the process named here)
+        child_env = {**os.environ, "PM_SANDBOX_PARENT_PID": str(os.getpid())}
+        with (
+            open(log_file, "wb") as log,
+            subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=child_env,
+                text=True,
+            ) as proc,
+        ):
+            try:
+                assert proc.stdout is not None
+                # its banner ends with the ready line; the end of its output before it means it exited
+                if not any(line.startswith(_READY) for line in proc.stdout):
+                    proc.wait()
+                    tail = "\n".join(log_file.read_text(errors="replace").splitlines()[-20:])
+                    raise PMError(
+                        f"The local stand-in of the service exited with code {proc.returncode}:\n{tail}",
+                        hint="run `python -m pm_sandbox --port 0 --sql-port 0` to see it fail",
+                    )
+                values = dotenv_values(env_file)
+                yield {key: value for key, value in values.items() if value is not None}
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
 
 
 def _show(title: str, frame: pd.DataFrame, *, index: bool = False) -> None:
@@ -46,9 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     pd.set_option("display.max_columns", 12)
 
     print(f"pm_notebook {pm_notebook.__version__} demo — starting the local sandbox service ...")
-    with start(port=0, sql_port=0, cases=args.cases) as sb:
-        print(f"  API  {sb.base_url}/pub\n  auth {sb.auth_url}\n  JDBC {sb.jdbc_url}\n")
-        env = sb.env
+    with stand_in(args.cases) as env:
+        print(f"  API  {env['PM_BASE_URL']}/pub\n  auth {env['PM_AUTH_URL']}\n  JDBC {env['PM_JDBC_URL']}\n")
         with pm_notebook.connect(
             base_url=env["PM_BASE_URL"],
             auth_url=env["PM_AUTH_URL"],

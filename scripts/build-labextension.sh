@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the JupyterLab extension (labextension/) into labextension/dist/labextensions/pm-notebook with the Python
-# given as $1, which has pm_notebook (with its sandbox extra) and JupyterLab: the Druid function names from the
-# sandbox's function table, then TypeScript and JupyterLab's builder against that JupyterLab's core, so no
-# `jupyter lab build` is needed. `npm ci` has run in labextension/ (make does it, binder/postBuild too).
+# given as $1, which has pm_notebook, the stand-in (pm_sandbox, its sandbox extra) and JupyterLab: the Druid
+# function names from the stand-in's function table, then TypeScript and JupyterLab's builder against that
+# JupyterLab's core, so no `jupyter lab build` is needed. `npm ci` has run in labextension/ (make does it,
+# binder/postBuild too).
 set -euo pipefail
 python="$1"
 cd "$(dirname "$0")/.."

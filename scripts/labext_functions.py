@@ -1,7 +1,7 @@
 """Write the Druid function names of the sandbox's function table as JSON for the editor extension.
 
 The JupyterLab extension (``labextension/``) highlights these names as functions in ``%%pmsql`` cells; the
-list is generated at build time (``make``) from :data:`pm_notebook.sandbox.sql.dialect.functions.FUNCTIONS`,
+list is generated at build time (``make``) from :data:`pm_sandbox.sql.dialect.functions.FUNCTIONS`,
 so the editor, the sandbox and the service's dialect name the same functions.
 
     python scripts/labext_functions.py labextension/src/druid-functions.json
@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from pm_notebook.sandbox.sql.dialect.functions import FUNCTIONS
+from pm_sandbox.sql.dialect.functions import FUNCTIONS
 
 
 def main(target: str) -> None:

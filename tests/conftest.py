@@ -46,7 +46,7 @@ def _clean_pm_env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="session")
 def sandbox(tmp_path_factory: pytest.TempPathFactory):
     """A running sandbox shared by the whole session."""
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     log_path = tmp_path_factory.mktemp("sandbox") / "sandbox.log"
     sb = start(cases=SANDBOX_CASES, log_path=log_path)
@@ -57,7 +57,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="session")
 def gzip_sandbox(tmp_path_factory: pytest.TempPathFactory):
     """A second sandbox with the same data that gzips its SQL answers, as Druid's broker does by default."""
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     log_path = tmp_path_factory.mktemp("gzip-sandbox") / "sandbox.log"
     sb = start(cases=SANDBOX_CASES, log_path=log_path, extra_args=["--sql-compression-level", "-1"])
@@ -147,7 +147,7 @@ def sigint_ignored() -> list[str]:
 @pytest.fixture
 def sandbox_factory(tmp_path):
     """Start extra sandboxes with custom options; each is stopped when the test ends."""
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     started = []
 
@@ -166,7 +166,7 @@ def sandbox_factory(tmp_path):
 @pytest.fixture(scope="session")
 def sandbox_store():
     """The fixture sandbox's data, rebuilt in-process from the same seed (for expected values)."""
-    from pm_notebook.sandbox.data.store import build_store
+    from pm_sandbox.data.store import build_store
 
     store = build_store(cases=SANDBOX_CASES, seal=False)
     yield store
@@ -299,9 +299,9 @@ def numbers_sql(serve_app):
 
     import pyarrow as pa
 
-    from pm_notebook.sandbox.data.store import ProjectRecord, build_store
-    from pm_notebook.sandbox.data.tables import ProjectTables
-    from pm_notebook.sandbox.sql.app import SqlOptions, create_sql_app
+    from pm_sandbox.data.store import ProjectRecord, build_store
+    from pm_sandbox.data.tables import ProjectTables
+    from pm_sandbox.sql.app import SqlOptions, create_sql_app
 
     store = build_store(cases=5, seal=False)
     demo = store.by_key("demo")

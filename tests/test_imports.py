@@ -1,6 +1,7 @@
 """The import graph stays honest.
 
-1. ``import pm_notebook`` (in a fresh interpreter) loads no notebook, JVM, sandbox or server packages.
+1. ``import pm_notebook`` (in a fresh interpreter) loads no notebook, JVM, stand-in (``pm_sandbox``) or server
+   packages, and no module of the client imports the stand-in (nor the stand-in the client).
 2. An AST walk over ``pm_notebook/`` enforces the "Allowed imports" arrows of ``shared/style.md``:
    a module may import from inside the package only what its row below allows. Imports under
    ``if TYPE_CHECKING:`` are ignored (they never run); imports inside functions count, because a lazy
@@ -25,8 +26,8 @@ PKG = Path(__file__).resolve().parents[1] / "pm_notebook"
 
 HEAVY = (
     *("IPython", "ipywidgets", "anywidget", "traitlets", "jpype", "jaydebeapi"),
-    *("duckdb", "fastapi", "uvicorn", "starlette", "jwt"),
-    *("pm_notebook.sandbox", "pm_notebook.magic", "pm_notebook.widgets", "pm_notebook.testing"),
+    *("duckdb", "fastapi", "uvicorn", "starlette", "sqlglot", "jwt"),
+    *("pm_sandbox", "pm_notebook.magic", "pm_notebook.widgets", "pm_notebook.testing"),
 )
 
 
@@ -41,7 +42,7 @@ def test_import_pm_notebook_stays_light() -> None:
 
 LEAVES = {"errors", "_secret", "_version", "_models", "_cells", "_display"}
 #: module (or "family.*") -> package modules it may import besides the leaves;
-#: a family (sql, magic, widgets, sandbox) may also import its own members
+#: a family (sql, magic, widgets) may also import its own members
 RULES: dict[str, set[str]] = {
     "errors": set(),
     "_secret": set(),
@@ -95,7 +96,6 @@ RULES: dict[str, set[str]] = {
     "magic.*": {"connection", "config", "_context", "_checks", "api", "sql"},
     "widgets.*": {"connection", "api", "config", "_context", "_checks", "mining"},
     "testing": {"magic", "connection"},
-    "sandbox.*": set(),
 }
 #: entry points that compose everything (front door, CLIs): only checked for "core never imports UI/sandbox"
 FREE = {"__init__", "__main__", "demo"}
@@ -289,10 +289,31 @@ def test_the_circle_checks_can_fail(tmp_path: Path) -> None:
     assert _cycles({**graph, "mining._log": {"errors"}}) == []
 
 
-def test_sandbox_never_sees_the_client_protocol() -> None:
-    for module, path in MODULES.items():
-        if module.startswith("sandbox"):
-            assert not any(t.startswith("sql") for t in _package_imports(module, path)), module
+SANDBOX = PKG.parent / "sandbox" / "pm_sandbox"
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    """The top-level names of every absolute import in *path*, lazy and type-only ones included."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_the_client_never_imports_the_stand_in() -> None:
+    """No module of ``pm_notebook`` imports ``pm_sandbox`` (the demo runs it as a child process)."""
+    assert sorted(m for m, path in MODULES.items() if "pm_sandbox" in _top_level_imports(path)) == []
+
+
+def test_the_stand_in_never_imports_the_client() -> None:
+    """``pm_sandbox`` is its own distribution: it imports nothing of ``pm_notebook``, so each side of a
+    protocol is written on its own (and checked against the other by the tests)."""
+    paths = sorted(SANDBOX.rglob("*.py"))
+    assert len(paths) > 40
+    assert [str(p.relative_to(SANDBOX)) for p in paths if "pm_notebook" in _top_level_imports(p)] == []
 
 
 def test_the_checker_catches_a_bad_arrow(tmp_path: Path) -> None:
@@ -301,5 +322,10 @@ def test_the_checker_catches_a_bad_arrow(tmp_path: Path) -> None:
     imported = _package_imports("config", fake)
     assert imported == {"connection", "errors"}
     assert not _allowed("config", "connection", MODULES) and _allowed("config", "errors", MODULES)
-    assert not _allowed("sandbox.app", "sql._protocol", MODULES)
     assert _allowed("sql.avatica", "sql._protocol", MODULES)
+    # a lazy or a type-only import of the other package counts
+    fake.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pm_notebook.api import RestClient\n"
+        "def demo():\n    import pm_sandbox.server\n"
+    )
+    assert _top_level_imports(fake) == {"typing", "pm_notebook", "pm_sandbox"}

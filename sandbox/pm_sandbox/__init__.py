@@ -1,15 +1,18 @@
-"""``pm_notebook.sandbox``: a faithful local stand-in of the process-mining service.
+"""``pm_sandbox``: a faithful local stand-in of the process-mining service.
 
 One process serves the identity provider (Keycloak-style realm), the public REST API under ``/pub``
 on the main port, and the SQL endpoints (Avatica JSON for the JDBC driver, Druid SQL over HTTP) on the
 SQL port, all over generated, deterministic process-mining data.
 
->>> from pm_notebook.sandbox import start
+>>> from pm_sandbox import start
 >>> with start(cases=300) as sb:                      # doctest: +SKIP
 ...     print(sb.base_url, sb.workgroups["demo"].client_id)
 
-From a shell: ``python -m pm_notebook.sandbox --port 8080 --sql-port 8082 --env-file .env``.
+From a shell: ``python -m pm_sandbox --port 8080 --sql-port 8082 --env-file .env`` (or ``pm-sandbox ...``).
 Importing this package is cheap: the server stack is only imported by the sandbox process itself.
+
+Its own distribution, ``pm-sandbox`` (``pip install "pm-notebook[sandbox]"`` brings it): it imports nothing of
+the client ``pm_notebook``, and the client never imports it (the demo runs it as a child process).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ._version import __version__
+
 __all__ = [
     "DEFAULT_CASES",
     "DEFAULT_SEED",
@@ -40,6 +45,7 @@ __all__ = [
     "SandboxError",
     "SandboxWorkgroup",
     "read_env_file",
+    "__version__",
     "start",
 ]
 
@@ -337,7 +343,7 @@ def start(
     env_file: str | Path | None = None,
     timeout: float = 120.0,
 ) -> Sandbox:
-    """Start ``python -m pm_notebook.sandbox`` as a subprocess and wait until it serves.
+    """Start ``python -m pm_sandbox`` as a subprocess and wait until it serves.
 
     Ports default to 0 (free ports). The process stops when :meth:`Sandbox.stop` is called, at
     interpreter exit, or by itself if this process dies.
@@ -353,7 +359,7 @@ def start(
     cmd = [
         sys.executable,
         "-m",
-        "pm_notebook.sandbox",
+        "pm_sandbox",
         "--host",
         host,
         "--port",

@@ -1,4 +1,4 @@
-"""``python -m pm_notebook.sandbox``: run the local stand-in of the service (see ``--help``)."""
+"""``python -m pm_sandbox``: run the local stand-in of the service (see ``--help``)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """HTTP wiring of the sandbox's main port: the realm (identity provider), ``/pub``, admin routes.
 
-Every :class:`~pm_notebook.sandbox.errors.SandboxHTTPError` a handler raises is rendered here, and
+Every :class:`~pm_sandbox.errors.SandboxHTTPError` a handler raises is rendered here, and
 only here, as JSON with its status and headers (Keycloak's shape under ``/realms/``, the public API's
 elsewhere). Admin routes (``/_sandbox/...``) are for tests and tools; they stay out of the OpenAPI
 document and always require the admin key (they serve every workgroup's secret and the fault switches).
-Bodies over :data:`~pm_notebook.sandbox.limits.MAX_BODY_BYTES` are refused with 413.
+Bodies over :data:`~pm_sandbox.limits.MAX_BODY_BYTES` are refused with 413.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def create_app(
     if not admin_key:
         raise ValueError("the admin routes need a non-empty admin key")
     app = FastAPI(
-        title="Process-mining service public API (pm_notebook sandbox)",
+        title="Process-mining service public API (pm_sandbox, the stand-in)",
         version=pub_api.API_VERSION,
         description="Local stand-in of the service's public API. Authenticate with a bearer token from "
         f"the realm's token endpoint (`/realms/{REALM}/protocol/openid-connect/token`).",
@@ -98,7 +98,7 @@ def create_app(
     @app.get("/", include_in_schema=False)
     def root() -> dict[str, Any]:
         return {
-            "service": "pm_notebook sandbox",
+            "service": "pm_sandbox",
             "public_api": f"{idp.base_url}/pub",
             "auth_url": idp.issuer,
             "openapi": f"{idp.base_url}/pub/openapi.json",

@@ -1,8 +1,8 @@
 """Date patterns (Java ``SimpleDateFormat``, Joda-Time) as ``strptime``/``strftime`` formats: one tokenizer.
 
 The upload path reads files with the Java pattern of their column mapping
-(:func:`~pm_notebook.sandbox.data.ingest.java_date_format`); Druid SQL's ``TIME_FORMAT``/``TIME_PARSE`` take a
-Joda pattern (:func:`~pm_notebook.sandbox.sql.dialect.timefns.joda_to_strftime`). Both languages quote
+(:func:`~pm_sandbox.data.ingest.java_date_format`); Druid SQL's ``TIME_FORMAT``/``TIME_PARSE`` take a
+Joda pattern (:func:`~pm_sandbox.sql.dialect.timefns.joda_to_strftime`). Both languages quote
 literal text with ``'`` (``''`` on its own is a quote) and use runs of letters as fields; only their letter
 tables differ, so each caller passes its table and turns a :class:`DatePatternError` into its own error.
 """

@@ -1,6 +1,6 @@
 """HTTP errors raised by the sandbox's handlers; each one knows its status, JSON body and headers.
 
-Handlers just ``raise``; :func:`pm_notebook.sandbox.app.create_app` renders every one in one place
+Handlers just ``raise``; :func:`pm_sandbox.app.create_app` renders every one in one place
 (werkzeug style), so the wire format of an error lives here and nowhere else.
 """
 

@@ -9,13 +9,13 @@ request waiting until :meth:`FaultBoard.release` (or :meth:`FaultBoard.clear`), 
 the rest of the fault applies: a slow answer by construction, not by a guessed delay.
 
 The board also carries the SQL engine's statement holds (``holds``, a
-:class:`~pm_notebook.sandbox.sql.engine.StatementHolds`: the next statements matching a text or a
+:class:`~pm_sandbox.sql.engine.StatementHolds`: the next statements matching a text or a
 workgroup wait until interrupted or released): released and disarmed with the faults, and reported in
 :meth:`FaultBoard.stats`.
 
 Dropping needs the socket, which ASGI hides; :func:`tracking_protocol` is a uvicorn (httptools) protocol that
 records each connection's transport under its peer address so the middleware can abort it. It also
-refuses a request head (request line and headers) over :data:`~pm_notebook.sandbox.limits.MAX_HEAD_BYTES`
+refuses a request head (request line and headers) over :data:`~pm_sandbox.limits.MAX_HEAD_BYTES`
 with a 431 in the endpoint's error shape (httptools itself sets no limit).
 """
 

@@ -3,7 +3,7 @@
 * :class:`BodyLimit` (ASGI middleware): a body over the limit — announced by ``Content-Length`` or counted
   while a chunked body arrives — is refused before the app reads it: **413**.
 * :func:`head_too_large` answers a request whose request line and headers exceed :data:`MAX_HEAD_BYTES`
-  (checked by the sandbox's HTTP protocol, :func:`pm_notebook.sandbox.faults.tracking_protocol`): **431**.
+  (checked by the sandbox's HTTP protocol, :func:`pm_sandbox.faults.tracking_protocol`): **431**.
 
 :class:`BodyLimit` also ends, quietly, a request whose client left before its body was read (one
 DEBUG line, not an ERROR traceback per disconnect).

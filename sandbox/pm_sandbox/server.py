@@ -2,8 +2,8 @@
 
 We bind the sockets ourselves (so ``--port 0`` yields a free port we can report), build the data,
 start both servers, and only once both accept connections write the env file — its appearance is
-the readiness signal :func:`pm_notebook.sandbox.start` waits for. SIGINT/SIGTERM stop both servers;
-when started by :func:`~pm_notebook.sandbox.start`, the process also stops by itself if its parent dies.
+the readiness signal :func:`pm_sandbox.start` waits for. SIGINT/SIGTERM stop both servers;
+when started by :func:`~pm_sandbox.start`, the process also stops by itself if its parent dies.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from . import DEFAULT_CASES, DEFAULT_SEED
 if TYPE_CHECKING:  # pragma: no cover
     from .data.store import Store
 
-__all__ = ["ENV_KEYS", "build_parser", "main"]
+__all__ = ["ENV_KEYS", "build_parser", "cli", "main"]
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ ADMIN_KEY_ENV = "PM_SANDBOX_ADMIN_KEY"
 ENV_KEYS = ("PM_BASE_URL", "PM_AUTH_URL", "PM_CLIENT_ID", "PM_CLIENT_SECRET", "PM_JDBC_URL", ADMIN_KEY_ENV)
 
 
-def build_parser(prog: str = "python -m pm_notebook.sandbox") -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m pm_sandbox") -> argparse.ArgumentParser:
     """The command-line contract of the sandbox (other tools depend on it exactly)."""
     p = argparse.ArgumentParser(
         prog=prog,
@@ -100,7 +100,7 @@ def build_parser(prog: str = "python -m pm_notebook.sandbox") -> argparse.Argume
     return p
 
 
-def main(argv: list[str] | None = None, prog: str = "python -m pm_notebook.sandbox") -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m pm_sandbox") -> int:
     """Run the sandbox until SIGINT/SIGTERM; returns the exit code."""
     parser = build_parser(prog)
     args = parser.parse_args(argv)
@@ -140,6 +140,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m pm_notebook.sandb
     finally:
         store.close()
     return 0
+
+
+def cli() -> int:
+    """Entry point of the ``pm-sandbox`` console script: :func:`main` on ``sys.argv``."""
+    return main(prog="pm-sandbox")
 
 
 def _bind(host: str, port: int, option: str) -> socket.socket:

@@ -36,7 +36,7 @@ STEP_TIMEOUT = 180_000
 def lab_sandbox(tmp_path_factory):
     """A sandbox of this module's own, with the notebooks' data (``binder/start``'s case count): notebook 04
     creates a project, which the session's shared sandbox must not see."""
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     sb = start(cases=NOTEBOOK_CASES, log_path=tmp_path_factory.mktemp("lab-sandbox") / "sandbox.log")
     yield sb

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from pm_notebook import PMError, QueryError, RequestTimeout, ServiceUnavailable, TransportError
-from pm_notebook.sandbox import SandboxError
+from pm_sandbox import SandboxError
 
 FAST = {"backoff_factor": 0.05, "backoff_max": 1.0}
 SQL_PREFIX = {"druid": "/druid/v2/sql/", "avatica": "/druid/v2/sql/avatica/"}

@@ -63,7 +63,7 @@ def short_lived(tmp_path_factory):
     The server truncates issue times to whole seconds, so a token may die up to 1 s early on its side:
     the sleeps below leave that margin.
     """
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     log_path = tmp_path_factory.mktemp("short") / "sandbox.log"
     sb = start(cases=20, token_lifetime=2, refresh_lifetime=4, log_path=log_path)

@@ -5,7 +5,7 @@
   read too); otherwise the session starts one with ``druid/cluster.py`` in its tmp folder and stops it at the
   end. Java and Maven are part of this machine kind; without them the module is skipped with the reason.
 * ``druid_published`` (session): the fixture sandbox's demo workgroup (the same deterministic rows, rebuilt
-  in-process as ``sandbox_store``) published to that Druid with :mod:`pm_notebook.sandbox.druid_publish`.
+  in-process as ``sandbox_store``) published to that Druid with :mod:`pm_sandbox.druid_publish`.
 * ``druid_conn`` / ``standin_conn`` (session): pm_notebook connections to the Druid broker (no service in
   front: its SQL endpoints take no credentials) and to the stand-in's demo workgroup.
 """
@@ -60,7 +60,7 @@ def druid_cluster(tmp_path_factory: pytest.TempPathFactory):
 def druid_published(druid_cluster, sandbox_store):
     """Publish once per cluster: a cluster that already counts the same rows in every table and lookup (the
     data is deterministic: same seed, same project ids) is used as it is."""
-    from pm_notebook.sandbox.druid_publish import publish_store, published_already
+    from pm_sandbox.druid_publish import publish_store, published_already
 
     if published_already(sandbox_store, broker_url=druid_cluster.broker, workgroups=["demo"]):
         return None

@@ -344,7 +344,7 @@ def test_known_get_type_info(pair) -> None:
 
 
 def test_known_is_predicted_is_a_long_on_druid(pair, pid) -> None:
-    """A BOOLEAN column lands in Druid as a LONG 0/1 (pm_notebook/sandbox/druid_publish.py): Druid types
+    """A BOOLEAN column lands in Druid as a LONG 0/1 (sandbox/pm_sandbox/druid_publish.py): Druid types
     ``is_predicted`` BIGINT, the stand-in BOOLEAN."""
     sql = f'SELECT is_predicted FROM "{pid}" ORDER BY __time LIMIT 1'
     druid, standin = pair

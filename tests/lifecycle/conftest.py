@@ -16,7 +16,7 @@ UPLOAD_LIMIT = 3_000_000
 @pytest.fixture(scope="package")
 def lc_sandbox(tmp_path_factory: pytest.TempPathFactory):
     """A sandbox for write tests (30 cases per generated project; uploads up to :data:`UPLOAD_LIMIT`)."""
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     sb = start(
         cases=30,

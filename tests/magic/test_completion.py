@@ -108,7 +108,7 @@ def test_options_and_nothing_outside_the_magic(pshell):
 
 
 def test_functions_are_druid_functions_the_sandbox_runs():
-    from pm_notebook.sandbox.sql.dialect.functions import FUNCTIONS as SANDBOX_FUNCTIONS
+    from pm_sandbox.sql.dialect.functions import FUNCTIONS as SANDBOX_FUNCTIONS
 
     assert set(FUNCTIONS) - set(SANDBOX_FUNCTIONS) - {"CAST", "EXTRACT"} == set()
 

@@ -32,7 +32,7 @@ def executed(tmp_path_factory: pytest.TempPathFactory):
     """The notebook run as Binder runs it: a sandbox is up, its PM_* values in the kernel's environment."""
     from nbclient import NotebookClient
 
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     log = tmp_path_factory.mktemp("notebook-sandbox") / "sandbox.log"
     with start(cases=NOTEBOOK_CASES, log_path=log) as sb, pytest.MonkeyPatch.context() as env:

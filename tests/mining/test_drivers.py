@@ -178,7 +178,7 @@ def case_table(events: pd.DataFrame) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def up_conn(tmp_path_factory, connect_workgroup):
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     sb = start(cases=20, log_path=tmp_path_factory.mktemp("drivers-sandbox") / "sandbox.log")
     conn = connect_workgroup(sb)

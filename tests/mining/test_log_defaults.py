@@ -72,7 +72,7 @@ def events() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def own_conn(tmp_path_factory, connect_workgroup):
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     sb = start(cases=20, log_path=tmp_path_factory.mktemp("defaults-sandbox") / "sandbox.log")
     conn = connect_workgroup(sb)

@@ -53,7 +53,7 @@ def _frame(cases: list[list[tuple]]) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def conn(tmp_path_factory, connect_workgroup):
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     sb = start(cases=5, log_path=tmp_path_factory.mktemp("sequence-sandbox") / "sandbox.log")
     connection = connect_workgroup(sb)

@@ -59,7 +59,7 @@ class ContextSource:
 @pytest.fixture(scope="module")
 def small(tmp_path_factory, connect_workgroup):
     """A sandbox with the generated 240-case project; ``(connection, project)``."""
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     sb = start(cases=20, log_path=tmp_path_factory.mktemp("limits-sandbox") / "sandbox.log")
     conn = connect_workgroup(sb)
@@ -135,7 +135,7 @@ def test_inlining_plans_name_the_option_and_run_with_it(small):
 @pytest.fixture(scope="module")
 def large(tmp_path_factory, connect_workgroup):
     """A sandbox whose demo workgroup has a project of 100,500 cases."""
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     sb = start(
         cases=5,

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import requests
 
-from pm_notebook.sandbox import read_env_file
-from pm_notebook.sandbox.server import ENV_KEYS
+from pm_sandbox import read_env_file
+from pm_sandbox.server import ENV_KEYS
 
-CMD = [sys.executable, "-m", "pm_notebook.sandbox"]
+CMD = [sys.executable, "-m", "pm_sandbox"]
 
 
 def _wait_for(path: Path, proc: subprocess.Popen, timeout: float = 60) -> None:
@@ -128,16 +128,16 @@ def test_bad_arguments(args, message):
     assert r.returncode == 2 and message in r.stderr
 
 
-def test_pm_notebook_sandbox_subcommand():
-    r = subprocess.run(
-        [sys.executable, "-m", "pm_notebook", "sandbox", "--help"], capture_output=True, text=True
-    )
-    assert r.returncode == 0
-    assert r.stdout.startswith("usage: pm-notebook sandbox")
+def test_the_pm_sandbox_command():
+    """The stand-in's distribution installs a ``pm-sandbox`` command: the same contract under its own name."""
+    command = Path(sys.executable).with_name("pm-sandbox")
+    r = subprocess.run([str(command), "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("usage: pm-sandbox")
     for option in ("--port", "--sql-port", "--env-file", "--data", "--cases", "--token-lifetime", "--host"):
         assert option in r.stdout
-    r = subprocess.run([sys.executable, "-m", "pm_notebook", "nope"], capture_output=True, text=True)
-    assert r.returncode == 2 and "unknown command" in r.stderr
+    r = subprocess.run([str(command), "--cases", "0"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--cases must be at least 1" in r.stderr
 
 
 def test_data_dir_csv_becomes_a_demo_project(tmp_path, sandbox_factory):
@@ -177,7 +177,7 @@ def test_sandbox_stops_by_itself_when_its_parent_dies(tmp_path):
     pid_file = tmp_path / "pid"
     script = (
         "import sys, time\n"
-        "from pm_notebook.sandbox import start\n"
+        "from pm_sandbox import start\n"
         "sb = start(cases=5)\n"
         f"open({str(pid_file)!r}, 'w').write(str(sb.pid))\n"
         "time.sleep(120)\n"

@@ -6,9 +6,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from pm_notebook.sandbox import data as datagen
-from pm_notebook.sandbox.data.store import LARGE_PROJECT_NAME, build_store, import_event_log
-from pm_notebook.sandbox.data.templates import P2P
+from pm_sandbox import data as datagen
+from pm_sandbox.data.store import LARGE_PROJECT_NAME, build_store, import_event_log
+from pm_sandbox.data.templates import P2P
 
 
 def _tables(seed: int, n: int = 200, template: str = "p2p") -> datagen.ProjectTables:

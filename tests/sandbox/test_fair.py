@@ -1,4 +1,4 @@
-"""Fair turns among workgroups (:mod:`pm_notebook.sandbox.fair`): order by construction, never by time.
+"""Fair turns among workgroups (:mod:`pm_sandbox.fair`): order by construction, never by time.
 
 The scheduler runs on one event loop, so these tests drive it with asyncio events: who gets a turn, in
 which order, is decided by releases the test makes, not by how fast anything runs. The last test shows,
@@ -18,7 +18,7 @@ import orjson
 import pytest
 import requests
 
-from pm_notebook.sandbox.fair import FairAdmission, FairTurns, workgroup_of
+from pm_sandbox.fair import FairAdmission, FairTurns, workgroup_of
 
 HANG_GUARD = 60.0
 T = TypeVar("T")

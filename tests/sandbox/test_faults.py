@@ -116,7 +116,7 @@ def test_held_statements_wait_until_cancelled_released_or_timed_out(sandbox):
     [{"sql_contains": ""}, {"sql_contains": "x", "times": 0}, {"sql_contains": 3}, {"colour": "red"}],
 )
 def test_bad_hold_specs_are_refused_clearly(sandbox, spec):
-    from pm_notebook.sandbox import SandboxError
+    from pm_sandbox import SandboxError
 
     with pytest.raises(SandboxError, match="400"):
         sandbox._admin("POST", "/holds", spec)
@@ -196,7 +196,7 @@ def test_request_counters_per_endpoint_and_reset(sandbox, bearer):
     ],
 )
 def test_bad_fault_specs_are_refused_clearly(sandbox, spec):
-    from pm_notebook.sandbox import SandboxError
+    from pm_sandbox import SandboxError
 
     with pytest.raises(SandboxError, match="400"):
         sandbox.fault(**spec) if "colour" not in spec else sandbox._admin("POST", "/faults", spec)

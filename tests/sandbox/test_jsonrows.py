@@ -9,8 +9,8 @@ import orjson
 import pyarrow as pa
 import pytest
 
-from pm_notebook.sandbox.sql import rows as jsonrows
-from pm_notebook.sandbox.sql.engine import Column
+from pm_sandbox.sql import rows as jsonrows
+from pm_sandbox.sql.engine import Column
 
 COLUMNS = [
     Column("n", "BIGINT"),

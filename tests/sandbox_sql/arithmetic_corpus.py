@@ -38,11 +38,11 @@ from typing import Any, Protocol, TypeVar
 
 from sqlglot import exp
 
-from pm_notebook.sandbox.sql.dialect import FUNCTIONS
-from pm_notebook.sandbox.sql.dialect.functions import SAME, UNSUPPORTED
-from pm_notebook.sandbox.sql.dialect.integers import INTEGER_ARGS
-from pm_notebook.sandbox.sql.dialect.templates import tmpl
-from pm_notebook.sandbox.sql.errors import SqlError
+from pm_sandbox.sql.dialect import FUNCTIONS
+from pm_sandbox.sql.dialect.functions import SAME, UNSUPPORTED
+from pm_sandbox.sql.dialect.integers import INTEGER_ARGS
+from pm_sandbox.sql.dialect.templates import tmpl
+from pm_sandbox.sql.errors import SqlError
 
 __all__ = [
     "ARITHMETIC_CORPUS",

@@ -107,7 +107,7 @@ class SqlServer:
 
 @pytest.fixture(scope="session")
 def small_store():
-    from pm_notebook.sandbox.data.store import build_store
+    from pm_sandbox.data.store import build_store
 
     store = build_store(cases=SMALL_CASES)
     yield store
@@ -116,7 +116,7 @@ def small_store():
 
 @pytest.fixture
 def sql_server(small_store, serve_app):
-    from pm_notebook.sandbox.sql.app import SqlOptions, create_sql_app
+    from pm_sandbox.sql.app import SqlOptions, create_sql_app
 
     with contextlib.ExitStack() as servers:
 

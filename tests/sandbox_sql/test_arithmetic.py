@@ -27,8 +27,8 @@ from arithmetic_corpus import (
 from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 
-from pm_notebook.sandbox.sql.dialect import Catalog, from_duckdb, translate
-from pm_notebook.sandbox.sql.types import duckdb_to_druid, native_type
+from pm_sandbox.sql.dialect import Catalog, from_duckdb, translate
+from pm_sandbox.sql.types import duckdb_to_druid, native_type
 
 NO_TABLES = Catalog(tables={})
 

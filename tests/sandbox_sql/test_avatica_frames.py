@@ -15,9 +15,9 @@ import orjson
 import pyarrow as pa
 import pytest
 
-from pm_notebook.sandbox.sql import avatica_statements as avatica_module
-from pm_notebook.sandbox.sql.avatica import AvaticaService
-from pm_notebook.sandbox.sql.engine import SqlEngine, SqlOptions
+from pm_sandbox.sql import avatica_statements as avatica_module
+from pm_sandbox.sql.avatica import AvaticaService
+from pm_sandbox.sql.engine import SqlEngine, SqlOptions
 
 BLOCK = 250
 

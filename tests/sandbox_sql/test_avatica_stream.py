@@ -9,9 +9,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from pm_notebook.sandbox.sql import avatica_statements
-from pm_notebook.sandbox.sql.avatica import AvaticaService
-from pm_notebook.sandbox.sql.engine import SqlEngine, SqlOptions
+from pm_sandbox.sql import avatica_statements
+from pm_sandbox.sql.avatica import AvaticaService
+from pm_sandbox.sql.engine import SqlEngine, SqlOptions
 
 BLOCK = 100  # rows per encoding block in these tests; frames are at least 100 rows (Druid's minimum)
 

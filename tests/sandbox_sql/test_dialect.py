@@ -5,8 +5,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from pm_notebook.sandbox.sql.dialect import Catalog, joda_to_strftime, translate
-from pm_notebook.sandbox.sql.errors import SqlError
+from pm_sandbox.sql.dialect import Catalog, joda_to_strftime, translate
+from pm_sandbox.sql.errors import SqlError
 
 CATALOG = Catalog(
     tables={"p-1": {"__time": "TIMESTAMP_MS", "caseid": "VARCHAR", "tags": "VARCHAR[]", "enddate": "BIGINT"}},
@@ -270,10 +270,10 @@ def test_subquery_and_cte_sources_are_unnested(mvdb):
 
 
 def test_the_function_table_is_data_with_a_doc_page_per_entry():
-    from pm_notebook.sandbox.sql.access import _FORBIDDEN_FUNCTIONS
-    from pm_notebook.sandbox.sql.dialect import FUNCTIONS
-    from pm_notebook.sandbox.sql.dialect.functions import SAME, UNSUPPORTED
-    from pm_notebook.sandbox.sql.dialect.templates import tmpl
+    from pm_sandbox.sql.access import _FORBIDDEN_FUNCTIONS
+    from pm_sandbox.sql.dialect import FUNCTIONS
+    from pm_sandbox.sql.dialect.functions import SAME, UNSUPPORTED
+    from pm_sandbox.sql.dialect.templates import tmpl
 
     assert len(FUNCTIONS) > 150
     for name, entry in FUNCTIONS.items():

@@ -14,9 +14,9 @@ import io
 import pyarrow as pa
 import pytest
 
-from pm_notebook.sandbox.data import store as store_module
-from pm_notebook.sandbox.sql.engine import SqlEngine
-from pm_notebook.sandbox.sql.errors import SqlError
+from pm_sandbox.data import store as store_module
+from pm_sandbox.sql.engine import SqlEngine
+from pm_sandbox.sql.errors import SqlError
 
 
 @pytest.fixture(scope="module")

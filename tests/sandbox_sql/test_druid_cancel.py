@@ -22,7 +22,7 @@ HELD = 'SELECT COUNT(*) AS held FROM "{v}"'
 def single_slot(tmp_path_factory):
     """A sandbox running one query at a time per workgroup: the next query only runs if the interrupted one
     really stopped (its time limit, 120 s, is far beyond any hang guard here)."""
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     log_path = tmp_path_factory.mktemp("single-slot") / "sandbox.log"
     args = ["--sql-max-concurrent-queries", "1", "--sql-query-timeout", "120"]

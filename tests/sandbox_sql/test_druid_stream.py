@@ -6,8 +6,8 @@ import orjson
 import pytest
 
 from pm_notebook.errors import QueryError
-from pm_notebook.sandbox.sql import druid_api as druid_sql
-from pm_notebook.sandbox.sql.engine import SqlEngine, SqlOptions
+from pm_sandbox.sql import druid_api as druid_sql
+from pm_sandbox.sql.engine import SqlEngine, SqlOptions
 
 FORMATS = ("object", "array", "objectLines", "arrayLines", "csv")
 
@@ -56,7 +56,7 @@ def test_a_failure_after_the_first_bytes_ends_the_stream_without_the_end_marker(
 
 
 def test_the_cap_within_the_first_bytes_is_a_druid_error(engine, demo, tables):
-    from pm_notebook.sandbox.sql.errors import SqlError
+    from pm_sandbox.sql.errors import SqlError
 
     with pytest.raises(SqlError, match="1,000 rows"):
         druid_sql.answer(engine, demo.client_id, request(tables.fmt("SELECT caseid FROM {v}"), "arrayLines"))

@@ -15,9 +15,9 @@ import time
 
 import pytest
 
-from pm_notebook.sandbox.sql import deadline as sqldeadline
-from pm_notebook.sandbox.sql.engine import SqlEngine, SqlOptions
-from pm_notebook.sandbox.sql.errors import SqlError
+from pm_sandbox.sql import deadline as sqldeadline
+from pm_sandbox.sql.engine import SqlEngine, SqlOptions
+from pm_sandbox.sql.errors import SqlError
 
 HELD = "SELECT COUNT(*) AS held FROM {v}"
 

@@ -4,7 +4,7 @@ Python mapping does, with the JDBC id Druid reports for that name."""
 import duckdb
 import pytest
 
-from pm_notebook.sandbox.sql.types import TYPES, by_druid, duckdb_to_druid, duckdb_to_druid_sql, jdbc_type_sql
+from pm_sandbox.sql.types import TYPES, by_druid, duckdb_to_druid, duckdb_to_druid_sql, jdbc_type_sql
 
 DUCKDB_TYPES = {
     "BIGINT": "BIGINT",

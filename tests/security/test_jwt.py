@@ -107,7 +107,7 @@ def test_another_workgroups_valid_token_sees_none_of_demos_projects(sandbox, tal
 
 @pytest.fixture(scope="module")
 def idp(sandbox_store):
-    from pm_notebook.sandbox.oidc import IdentityProvider
+    from pm_sandbox.oidc import IdentityProvider
 
     return IdentityProvider(
         sandbox_store, "http://127.0.0.1:1/realms/pm-sandbox", base_url="http://127.0.0.1:1"
@@ -131,7 +131,7 @@ def idp(sandbox_store):
     ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()),
 )
 def test_a_token_signed_by_the_realm_but_wrong_in_one_claim_is_refused(idp, sandbox_store, tally, change):
-    from pm_notebook.sandbox.errors import ApiError
+    from pm_sandbox.errors import ApiError
 
     wg = sandbox_store.workgroups()[0]
     good = _claims(

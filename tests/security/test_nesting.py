@@ -1,6 +1,6 @@
 """Resource exhaustion through deep nesting: a Druid-shaped 4xx, never a RecursionError or a 500.
 
-Depends on the dialect branch's depth limit (``pm_notebook/sandbox/sql/dialect*``): until it is merged
+Depends on the dialect branch's depth limit (``sandbox/pm_sandbox/sql/dialect*``): until it is merged
 these fail with Druid's "internal" 500.
 """
 

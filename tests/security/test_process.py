@@ -1,6 +1,6 @@
 """The sandbox process itself: admin routes always keyed, no switch defeats shutdown, disconnects are quiet.
 
-Each test starts its own sandbox (the command line, or :func:`pm_notebook.sandbox.start`).
+Each test starts its own sandbox (the command line, or :func:`pm_sandbox.start`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 
 import requests
 
-from pm_notebook.sandbox import read_env_file
+from pm_sandbox import read_env_file
 
 from .conftest import AVATICA, DRUID, TOKEN
 
@@ -34,7 +34,7 @@ def _wait_for(path, proc, timeout: float = 120) -> None:
 def test_a_cli_sandbox_without_an_admin_key_makes_one_and_keys_every_admin_route(tmp_path, tally):
     env_file = tmp_path / "sandbox.env"
     env = {k: v for k, v in os.environ.items() if k not in ("PM_SANDBOX_ADMIN_KEY", "PM_SANDBOX_PARENT_PID")}
-    cmd = [sys.executable, "-m", "pm_notebook.sandbox", "--port", "0", "--sql-port", "0", "--cases", "5"]
+    cmd = [sys.executable, "-m", "pm_sandbox", "--port", "0", "--sql-port", "0", "--cases", "5"]
     proc = subprocess.Popen(
         [*cmd, "--env-file", str(env_file)],
         stdout=subprocess.PIPE,
@@ -82,7 +82,7 @@ def test_a_cli_sandbox_without_an_admin_key_makes_one_and_keys_every_admin_route
 
 def test_without_an_env_file_the_generated_admin_key_is_printed(tally):
     env = {k: v for k, v in os.environ.items() if k not in ("PM_SANDBOX_ADMIN_KEY", "PM_SANDBOX_PARENT_PID")}
-    cmd = [sys.executable, "-m", "pm_notebook.sandbox", "--port", "0", "--sql-port", "0", "--cases", "5"]
+    cmd = [sys.executable, "-m", "pm_sandbox", "--port", "0", "--sql-port", "0", "--cases", "5"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     try:
         printed: dict[str, str] = {}

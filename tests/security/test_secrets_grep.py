@@ -45,7 +45,7 @@ def _injected(out: Path) -> tuple[str, str]:
         import logging, os, sys
         logging.basicConfig(filename={str(out / "kernel.log")!r}, level=logging.DEBUG, force=True)
         sys.path.insert(0, {str(HERE)!r})
-        from pm_notebook.sandbox import start as _start
+        from pm_sandbox import start as _start
         sb = _start(cases=100, extra_args=["--log-level", "debug"])
         os.environ.update(sb.env)
         """
@@ -95,28 +95,24 @@ def test_notebook_run_leaks_no_secret_or_token(path: Path, tmp_path: Path) -> No
 
 DEMO = textwrap.dedent(
     """\
+    import contextlib
     import sys
     from pathlib import Path
     import _leak_probe
     import pm_notebook.demo as demo
-    import pm_notebook.sandbox as sandbox
+    import pm_sandbox
 
     out = Path(sys.argv[1])
 
-    def start(*args, **kwargs):
-        kwargs["extra_args"] = ["--log-level", "debug"]
-        sb = sandbox.start(*args, **kwargs)
-        stop = sb.stop
+    @contextlib.contextmanager
+    def stand_in(cases):
+        # the demo's stand-in, started through its own package API with DEBUG logging, so the probe can ask
+        # it what it issued before it stops
+        with pm_sandbox.start(cases=cases, extra_args=["--log-level", "debug"]) as sb:
+            yield sb.env
+            print(_leak_probe.probe(sb, out, transports=("druid", "avatica")))
 
-        def probe_then_stop(*a, **k):
-            if sb.running():
-                print(_leak_probe.probe(sb, out, transports=("druid", "avatica")))
-            return stop(*a, **k)
-
-        sb.stop = probe_then_stop
-        return sb
-
-    demo.start = start
+    demo.stand_in = stand_in
     sys.exit(demo.main(["--cases", "100", "--verbose", "--transport", "druid"]))
     """
 )

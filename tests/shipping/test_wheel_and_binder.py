@@ -1,11 +1,14 @@
-"""What we ship works outside the checkout: the sdist and wheel, a fresh venv, Binder's scripts.
+"""What we ship works outside the checkout: the sdists and wheels, fresh venvs, Binder's scripts.
 
-One module-scoped fresh virtual environment is filled in the order a user would: the wheel alone first (the
-client and ``%%pmsql`` on the JVM-free path, with IPython beside it as in every Jupyter kernel), then the
-extras ``postBuild`` installs. uv resolves the wheel's own metadata, constrained to the versions of the venv
-this run uses (the lock under ``make test``, a range's end under ``make test-oldest`` / ``make test-latest``),
-so the wheel is proven installable and working at exactly the versions the suite tests. Every command runs
-outside the checkout, so ``import pm_notebook`` finds the installed package.
+Two distributions: the client (``pm-notebook``) and the local stand-in of the service (``pm-sandbox``, from
+``sandbox/``), which the client's ``sandbox`` extra brings. One module-scoped fresh virtual environment is
+filled in the order a user would: the client's wheel alone first (the client and ``%%pmsql`` on the JVM-free
+path, with IPython beside it as in every Jupyter kernel; no server package installed or loaded), then the
+extras ``postBuild`` installs. Another fresh one gets both wheels (``pm-notebook[sandbox]``) and runs the
+stand-in. uv resolves the wheels' own metadata, constrained to the versions of the venv this run uses (the
+lock under ``make test``, a range's end under ``make test-oldest`` / ``make test-latest``), so the wheels are
+proven installable and working at exactly the versions the suite tests. Every command runs outside the
+checkout, so ``import pm_notebook`` finds the installed package.
 """
 
 from __future__ import annotations
@@ -47,13 +50,25 @@ def _clean_env(venv: Path) -> dict[str, str]:
     return env
 
 
+#: the server packages the stand-in needs and the client never installs nor loads
+SERVER = ("duckdb", "fastapi", "sqlglot", "uvicorn", "starlette", "pm_sandbox")
+
+
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The client's sdist and wheel, and the stand-in's (``sandbox_*``), each built from its own folder."""
     out = tmp_path_factory.mktemp("dist")
-    done = _run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], cwd=out)
+    built: dict[str, Path] = {}
+    logs = []
+    for prefix, source, name in (("", ROOT, "pm_notebook"), ("sandbox_", ROOT / "sandbox", "pm_sandbox")):
+        folder = out / (prefix or "client")
+        done = _run([sys.executable, "-m", "build", "--outdir", str(folder), str(source)], cwd=out)
+        logs.append(done.stdout + done.stderr)
+        built[prefix + "wheel"] = next(folder.glob(f"{name}-*.whl"))
+        built[prefix + "sdist"] = next(folder.glob(f"{name}-*.tar.gz"))
     log = out / "build.log"
-    log.write_text(done.stdout + done.stderr)
-    return {"wheel": next(out.glob("*.whl")), "sdist": next(out.glob("*.tar.gz")), "log": log}
+    log.write_text("\n".join(logs))
+    return {**built, "log": log}
 
 
 #: uv, installed in this run's venv by the test extra
@@ -65,22 +80,33 @@ def constraints(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The versions of every package in this run's venv, the checkout's own package left out."""
     frozen = _run([UV, "pip", "freeze", "--python", sys.executable, "--exclude-editable"], cwd=ROOT).stdout
     path = tmp_path_factory.mktemp("constraints") / "constraints.txt"
-    path.write_text("\n".join(line for line in frozen.splitlines() if not line.startswith("pm-notebook")))
+    ours = ("pm-notebook", "pm-sandbox", "pm_notebook", "pm_sandbox")
+    path.write_text("\n".join(line for line in frozen.splitlines() if not line.startswith(ours)))
     return path
 
 
 def _install(venv: Path, constraints: Path, *requirements: str, cwd: Path) -> None:
-    """uv installs *requirements* into *venv* (made by the stdlib's venv: pip is there too, as for a user)."""
-    cmd = [UV, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), "-c", str(constraints)]
-    _run([*cmd, *requirements], cwd=cwd, env=_clean_env(venv))
+    """uv installs *requirements* into *venv* (made by the stdlib's venv: pip is there too, as for a user).
+
+    ``--no-sources``: the published metadata only, as pip reads it (the workspace's ``[tool.uv.sources]``,
+    which takes ``pm-sandbox`` from ``sandbox/``, is for ``make install``): the stand-in comes from what is
+    named here.
+    """
+    cmd = [UV, "pip", "install", "--quiet", "--no-sources", "--python", str(venv / "bin" / "python")]
+    _run([*cmd, "-c", str(constraints), *requirements], cwd=cwd, env=_clean_env(venv))
+
+
+def _fresh_venv(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    home = tmp_path_factory.mktemp(name)
+    path = home / "venv"
+    _run([sys.executable, "-m", "venv", str(path)], cwd=home)
+    return path
 
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory, dist: dict[str, Path], constraints: Path) -> Path:
-    home = tmp_path_factory.mktemp("venv")
-    path = home / "venv"
-    _run([sys.executable, "-m", "venv", str(path)], cwd=home)
-    _install(path, constraints, str(dist["wheel"]), "ipykernel", cwd=home)
+    path = _fresh_venv(tmp_path_factory, "venv")
+    _install(path, constraints, str(dist["wheel"]), "ipykernel", cwd=path.parent)
     return path
 
 
@@ -88,10 +114,9 @@ def test_build_is_clean_and_twine_accepts_it(dist: dict[str, Path]) -> None:
     log = dist["log"].read_text()
     noisy = [line for line in log.splitlines() if "warning" in line.lower() and "byte-compil" not in line]
     assert noisy == [], "the build warns:\n" + "\n".join(noisy)
-    done = _run(
-        [sys.executable, "-m", "twine", "check", "--strict", str(dist["wheel"]), str(dist["sdist"])], cwd=ROOT
-    )
-    assert done.stdout.count("PASSED") == 2
+    files = [str(dist[k]) for k in ("wheel", "sdist", "sandbox_wheel", "sandbox_sdist")]
+    done = _run([sys.executable, "-m", "twine", "check", "--strict", *files], cwd=ROOT)
+    assert done.stdout.count("PASSED") == 4
 
 
 def test_the_wheel_carries_the_java_helper_the_licence_and_pep639_metadata(dist: dict[str, Path]) -> None:
@@ -109,6 +134,28 @@ def test_the_wheel_carries_the_java_helper_the_licence_and_pep639_metadata(dist:
     )
     missing = sorted(f for f in tracked.stdout.split() if f not in names)
     assert missing == []
+    # no server in the client: neither the stand-in's modules nor its dependencies (only through the extra)
+    assert not [n for n in names if n.startswith("pm_sandbox/")]
+    requires = re.findall(r"^Requires-Dist: (.*)$", metadata, re.M)
+    assert not [r for r in requires if re.match(r"(duckdb|fastapi|sqlglot|uvicorn|starlette)\b", r)], requires
+    assert any(re.fullmatch(r"pm-sandbox\W.*extra == .sandbox.", r) for r in requires), requires
+
+
+def test_the_stand_in_wheel_carries_its_package_and_no_client(dist: dict[str, Path]) -> None:
+    with zipfile.ZipFile(dist["sandbox_wheel"]) as whl:
+        names = set(whl.namelist())
+        metadata = whl.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        scripts = whl.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
+    tracked = subprocess.run(
+        ["git", "ls-files", "pm_sandbox"], cwd=ROOT / "sandbox", capture_output=True, text=True, check=True
+    )
+    assert len(tracked.stdout.split()) > 40
+    assert sorted(f for f in tracked.stdout.split() if f not in names) == []
+    assert not [n for n in names if n.startswith("pm_notebook/")]
+    assert "Name: pm-sandbox" in metadata and "License-Expression: MIT" in metadata
+    # it stands alone: the client is not among its requirements
+    assert not re.findall(r"^Requires-Dist: pm-notebook", metadata, re.M)
+    assert "pm-sandbox = pm_sandbox.server:cli" in scripts
 
 
 def test_the_wheel_alone_gives_the_client_and_pmsql_on_the_jvm_free_path(
@@ -125,16 +172,62 @@ def test_the_wheel_alone_gives_the_client_and_pmsql_on_the_jvm_free_path(
         ip.run_line_magic("load_ext", "pm_notebook")
         ip.run_cell_magic("pmsql", "--transport avatica -o cell", "SELECT 2 AS two")
         cell = ip.user_ns["cell"]
-        heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("jpype", "duckdb", "pygraphviz"))
+        heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("jpype", "pygraphviz", *SERVER))
+        installed = sorted(name for name in SERVER if importlib.util.find_spec(name) is not None)
         print(json.dumps({"file": pm_notebook.__file__, "one": int(frame.one[0]), "two": int(cell.two[0]),
-                          "heavy": heavy}))
+                          "heavy": heavy, "installed": installed}))
         """
     )
+    script = f"import importlib.util\nSERVER = {SERVER!r}\n{script}"
     env = _clean_env(venv) | sandbox.env
     done = _run([str(venv / "bin" / "python"), "-c", script], cwd=tmp_path, env=env)
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     assert answer["file"].startswith(str(venv)), answer["file"]
-    assert (answer["one"], answer["two"], answer["heavy"]) == (1, 2, [])
+    # no server package installed (pip install pm-notebook), none loaded
+    assert (answer["one"], answer["two"], answer["heavy"], answer["installed"]) == (1, 2, [], [])
+
+
+def test_the_demo_without_the_stand_in_says_what_to_install(venv: Path, tmp_path) -> None:
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pm_notebook.demo", "--cases", "5"],
+        cwd=tmp_path,
+        env=_clean_env(venv),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1
+    assert "MissingDependency" in done.stderr and 'pip install "pm-notebook[sandbox]"' in done.stderr
+
+
+def test_both_wheels_run_the_stand_in_and_the_client_queries_it(
+    tmp_path_factory: pytest.TempPathFactory, dist: dict[str, Path], constraints: Path, tmp_path
+) -> None:
+    """``pip install "pm-notebook[sandbox]"``, from the two wheels in a fresh venv: the stand-in starts (its
+    own package API and its ``pm-sandbox`` command) and the client reads its generated data."""
+    path = _fresh_venv(tmp_path_factory, "both")
+    client = f"pm-notebook[sandbox] @ {dist['wheel'].as_uri()}"
+    _install(path, constraints, client, f"pm-sandbox @ {dist['sandbox_wheel'].as_uri()}", cwd=tmp_path)
+    script = textwrap.dedent(
+        """
+        import json, subprocess, sys
+        import pm_notebook, pm_sandbox
+        with pm_sandbox.start(cases=30) as sb:
+            with pm_notebook.connect(**{k.removeprefix("PM_").lower(): v for k, v in sb.env.items()}) as conn:
+                project = conn.projects()[0]
+                vertex = next(t for t in conn.tables(project) if t.kind == "vertex")
+                sql = f"SELECT COUNT(DISTINCT caseid) AS cases FROM {vertex.sql_name}"
+                cases = int(conn.query(sql, transport="druid").cases[0])
+        usage = subprocess.run(["pm-sandbox", "--help"], capture_output=True, text=True, check=True).stdout
+        print(json.dumps({"client": pm_notebook.__file__, "sandbox": pm_sandbox.__file__, "cases": cases,
+                          "usage": usage.splitlines()[0]}))
+        """
+    )
+    done = _run([str(path / "bin" / "python"), "-c", script], cwd=tmp_path, env=_clean_env(path))
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answer["client"].startswith(str(path)) and answer["sandbox"].startswith(str(path)), answer
+    assert answer["cases"] == 30  # every generated case has tasks
+    assert answer["usage"].startswith("usage: pm-sandbox")
 
 
 def test_the_wheel_carries_the_prebuilt_labextension(dist: dict[str, Path]) -> None:
@@ -174,10 +267,12 @@ def binder_venv(venv: Path, constraints: Path, tmp_path_factory: pytest.TempPath
     """The venv after ``binder/postBuild``'s install (extras, not editable) plus a notebook runner."""
     home = tmp_path_factory.mktemp("binder")
     postbuild = (ROOT / "binder" / "postBuild").read_text()
-    assert 'pip install --no-cache-dir ".[jdbc,notebook,sandbox,map]"' in postbuild
-    _install(
-        venv, constraints, f"pm-notebook[jdbc,notebook,sandbox,map] @ {ROOT.as_uri()}", "nbclient", cwd=home
-    )
+    assert 'pip install --no-cache-dir ./sandbox ".[jdbc,notebook,sandbox,map]"' in postbuild
+    checkout = [
+        f"pm-sandbox @ {(ROOT / 'sandbox').as_uri()}",
+        f"pm-notebook[jdbc,notebook,sandbox,map] @ {ROOT.as_uri()}",
+    ]
+    _install(venv, constraints, *checkout, "nbclient", cwd=home)
     return venv
 
 
@@ -194,7 +289,7 @@ def test_the_demo_runs_from_the_installed_package(binder_venv: Path, tmp_path) -
 def test_binder_start_serves_every_notebook_with_no_setup_cell(binder_venv: Path, tmp_path) -> None:
     for nb in NOTEBOOKS:
         source = "".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"])
-        assert "pm_notebook.sandbox" not in source, f"{nb.name} starts a sandbox itself"
+        assert "pm_sandbox" not in source, f"{nb.name} starts a sandbox itself"
     runner = textwrap.dedent(
         """
         import os, sys, nbformat

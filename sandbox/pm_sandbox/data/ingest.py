@@ -4,8 +4,8 @@ delete.
 An uploaded file is kept on disk and queued; a worker thread reads it with the project's column mapping
 (CSV, or a ZIP of CSVs; XLSX/XLS only when ``openpyxl``/``xlrd`` is installed), appends its events to the
 events already ingested, rebuilds the project's tables with the same
-:func:`~pm_notebook.sandbox.data.tables.build_tables` the CSV import uses, and swaps them in with one
-transaction (:meth:`~pm_notebook.sandbox.data.store.Store.replace_project_data`). So nothing is
+:func:`~pm_sandbox.data.tables.build_tables` the CSV import uses, and swaps them in with one
+transaction (:meth:`~pm_sandbox.data.store.Store.replace_project_data`). So nothing is
 half-visible: the tables change only when a file is fully ingested, and a failed file leaves the project
 exactly as it was. A per-project lock serialises ingestion (and reset/delete) of one project.
 

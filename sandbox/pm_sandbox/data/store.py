@@ -11,7 +11,7 @@ and comparisons stay lexical), one type per column in schema ``pm_dict`` — or 
 project, shared by its tables' columns that hold it (same-named columns; an activity and a transition's
 source and target). Grouping, joining and filtering then hash small integers instead of strings.
 Clients never see the difference: the SQL engine reports these columns as VARCHAR everywhere and returns
-their values as plain strings (see :mod:`pm_notebook.sandbox.sql.engine`).
+their values as plain strings (see :mod:`pm_sandbox.sql.engine`).
 """
 
 from __future__ import annotations
@@ -486,7 +486,7 @@ def import_event_log(
     """Add the CSV event log at *path* as a new project of *workgroup* (a short handle or a client id).
 
     The CSV needs a case id, an activity and a timestamp column (accepted headers:
-    :func:`pm_notebook.sandbox.data.csv_import.read_event_log_csv`). Call before :meth:`Store.seal`.
+    :func:`pm_sandbox.data.csv_import.read_event_log_csv`). Call before :meth:`Store.seal`.
 
     :raises ValueError: naming the file and the missing or unreadable column.
     """

@@ -10,7 +10,7 @@ walks the sqlglot tree of every statement before anything runs and
   including another workgroup's table, is "not found" with the same message whether it exists or not;
 * refuses table functions and the DuckDB functions that reach files, settings or the catalogue.
 
-Every refusal is a :class:`~pm_notebook.sandbox.sql.errors.SqlError` that names the construct.
+Every refusal is a :class:`~pm_sandbox.sql.errors.SqlError` that names the construct.
 """
 
 from __future__ import annotations

@@ -8,11 +8,11 @@ Routes (each with and without the trailing slash):
 Both run on :class:`~.engine.SqlEngine` over the store's per-workgroup DuckDB databases; blocking
 work runs in worker threads, within a thread budget per workgroup (:class:`_Budgets`), so slow queries
 never stall the event loop and one workgroup's load never starves another. Bodies over
-``SqlOptions.max_request_bytes`` are refused (:mod:`pm_notebook.sandbox.limits`); a garbled
+``SqlOptions.max_request_bytes`` are refused (:mod:`pm_sandbox.limits`); a garbled
 ``Authorization: Basic`` header is a 401 on both routes. With ``SqlOptions.compression_level`` set, answers
 are gzip-compressed for clients that accept it, as Druid's are by default.
 
->>> from pm_notebook.sandbox.data.store import build_store        # doctest: +SKIP
+>>> from pm_sandbox.data.store import build_store        # doctest: +SKIP
 >>> app = create_sql_app(build_store(), options=SqlOptions(query_timeout=30))  # doctest: +SKIP
 """
 
@@ -164,7 +164,7 @@ def create_sql_app(
     *,
     options: SqlOptions | None = None,
 ) -> Starlette:
-    """Build the SQL-port app over *store* (a ``pm_notebook.sandbox.data.store.Store``).
+    """Build the SQL-port app over *store* (a ``pm_sandbox.data.store.Store``).
 
     :param options: limits (timeout, row cap, statements per connection, expiry, frame sizes, body size).
     The engine and the Avatica service are reachable as ``app.state.sql_engine`` and ``app.state.avatica``.

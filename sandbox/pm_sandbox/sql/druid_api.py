@@ -13,7 +13,7 @@ With ``header`` the first row holds the column names (object formats: ``{"col": 
 names, native types, SQL types). TIMESTAMP and DATE values are ISO-8601 strings in UTC
 (``2025-01-06T08:38:03.516Z``), whatever ``sqlTimeZone`` (Druid writes the same instant with the zone's
 offset); arrays are JSON-stringified unless ``context.sqlStringifyArrays`` is false. The query context goes
-to the engine (:class:`~.context.QueryContext`: ``timeout``, ``sqlTimeZone``, ``enableWindowing``,
+to the engine (:class:`~.query_context.QueryContext`: ``timeout``, ``sqlTimeZone``, ``enableWindowing``,
 ``maxSubqueryRows``); ``sqlQueryId`` names the query and comes back in the ``X-Druid-SQL-Query-Id`` header.
 """
 
@@ -32,9 +32,9 @@ from typing import Any
 import orjson
 import pyarrow.csv as pacsv
 
-from .context import QueryContext
 from .engine import ResultStream, SqlEngine
 from .errors import SqlError
+from .query_context import QueryContext
 from .rows import csv_sql, row_json_sql, text_buffer
 from .types import Column
 

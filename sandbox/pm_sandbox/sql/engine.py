@@ -6,7 +6,7 @@ limit (one watchdog thread interrupts DuckDB at each statement's deadline), enfo
 reading Arrow batches, and normalises the columns to Druid's types (integers → BIGINT, decimals →
 DOUBLE, timestamps → ms, ...).
 
-Dictionary-encoded string columns (DuckDB ``ENUM``, see :mod:`pm_notebook.sandbox.data.store`) are an
+Dictionary-encoded string columns (DuckDB ``ENUM``, see :mod:`pm_sandbox.data.store`) are an
 implementation detail: anything typed ``ENUM`` — a column, ``MAX(col)``, ``CASE``... — is reported as
 VARCHAR (result columns, INFORMATION_SCHEMA, the catalogue the dialect sees, error messages) and
 returned as plain Arrow strings.
@@ -30,7 +30,6 @@ import pyarrow as pa
 
 from .access import Catalog
 from .catalog import install_metadata, read_catalog, type_name
-from .context import DEFAULT_MAX_SUBQUERY_ROWS, QueryContext
 from .deadline import (
     LIMIT_CLOCK,
     Deadline,
@@ -42,6 +41,7 @@ from .deadline import (
 )
 from .dialect import Translated, translate
 from .errors import SqlError, subquery_bytes_limit, subquery_limit
+from .query_context import DEFAULT_MAX_SUBQUERY_ROWS, QueryContext
 from .types import Column, duckdb_to_druid, normalise
 
 if TYPE_CHECKING:
@@ -232,7 +232,7 @@ class SqlEngine:
         :param timeout: seconds (capped by ``options.query_timeout``); else the context's ``timeout``.
         :param max_rows: stop after this many rows (a client's ``maxRowCount``); the row cap still applies.
         :param on_open: called, before the query runs, with a function that cancels it from another thread.
-        :param context: the query context (see :class:`~.context.QueryContext` for the keys honoured).
+        :param context: the query context (see :class:`~.query_context.QueryContext` for the keys honoured).
         :raises SqlError: refused, invalid, timed out, cancelled, over the row cap or over
             ``maxSubqueryRows``.
         """

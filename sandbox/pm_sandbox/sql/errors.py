@@ -143,7 +143,7 @@ class SqlError(Exception):
             message = f"QueryInterruptedException: {self.message} -> {simple}: {self.message}"
         body: dict[str, Any] = {
             "response": "error",
-            "exceptions": [f"{first}\n\tat pm_notebook.sandbox"],
+            "exceptions": [f"{first}\n\tat pm_sandbox"],
             "errorMessage": message,
             "errorCode": code,
             "sqlState": state,
