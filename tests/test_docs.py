@@ -1,5 +1,5 @@
-"""The docs stay true to the code: the configuration reference names every ``PM_*`` variable the code
-and Binder's scripts read, every ``%config`` option of every magic and every ``connect()`` option; every
+"""The docs stay true to the code: the configuration reference names every ``PM_*`` variable the code (the
+client's and the stand-in's) and Binder's scripts read, every ``%config`` option of every magic and every ``connect()`` option; every
 page is in a toctree. (``make test`` also builds the site with warnings as errors.)"""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ CONFIG_PAGE = (DOCS / "configuration.md").read_text(encoding="utf-8")
 
 
 def _code_files() -> list[Path]:
-    files = [p for p in (ROOT / "pm_notebook").rglob("*.py")]
+    files = [*(ROOT / "pm_notebook").rglob("*.py"), *(ROOT / "sandbox" / "pm_sandbox").rglob("*.py")]
     return files + [p for p in (ROOT / "binder").iterdir() if p.is_file()] + [ROOT / "Makefile"]
 
 
