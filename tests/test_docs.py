@@ -1,6 +1,7 @@
 """The docs stay true to the code: the configuration reference names every ``PM_*`` variable the code (the
-client's and the stand-in's) and Binder's scripts read, every ``%config`` option of every magic and every ``connect()`` option; every
-page is in a toctree. (``make test`` also builds the site with warnings as errors.)"""
+client's and the stand-in's) and Binder's scripts read, every ``%config`` option of every magic and every
+``connect()`` option; every page is in a toctree. (``make test`` also builds the site with warnings as
+errors.)"""
 
 from __future__ import annotations
 
