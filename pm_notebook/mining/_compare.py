@@ -395,9 +395,7 @@ def compare(a: LogParts, b: LogParts, labels: tuple[str, str], top: int | None =
             "measure": pd.array(["rework_share", "case_duration"], dtype="string"),
             "test": pd.array(
                 [
-                    "two-proportion z" if rework["test"] == "z" else "Fisher exact"
-                    if rework["test"] == "fisher"
-                    else None,
+                    {"z": "two-proportion z", "fisher": "Fisher exact"}.get(str(rework["test"])),
                     "Mann-Whitney (binned)",
                 ],
                 dtype="string",
