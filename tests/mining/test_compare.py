@@ -391,3 +391,26 @@ def test_an_empty_side_has_no_test(shaped):
     assert comparison.cases == (0, events[CASE].nunique())
     assert comparison.tests["p_value"].isna().all()
     assert (comparison.variants["status"] == "new").all()
+
+
+def test_the_worked_example_of_the_docs(log):
+    """docs/mining.md's worked example: the demo project's first quarter against the next four months."""
+    c = log.between("2025-01-01", "2025-04-01").compare(log.between("2025-04-01", "2025-08-01"))
+    assert c.cases == (77, 87)
+    assert list(c.summary["cases_with_rework"][:2]) == [24, 35]
+    tests = c.tests.set_index("measure")
+    assert round(tests.loc["case_duration", "effect"], 3) == 0.489
+    assert round(tests.loc["case_duration", "p_value"], 3) == 0.816
+    assert round(tests.loc["rework_share", "p_value"], 3) == 0.228
+    assert not tests["significant"].any()
+    first = c.activities.iloc[:2]
+    assert set(first["activity"]) == {"Create Purchase Requisition", "Approve Purchase Requisition"}
+    assert list(first["cases_a"]) == [52, 52] and list(first["cases_b"]) == [76, 76]
+    assert round(first["p_adjusted"].iloc[0], 3) == 0.015 and first["significant"].all()
+    top = c.variants.iloc[0]
+    assert top["activities"].startswith("Create Purchase Order")
+    assert (top["cases_a"], top["cases_b"], round(top["p_adjusted"], 3)) == (25, 8, 0.002)
+    assert c.variants.attrs["new_variants"] == 2 and c.variants.attrs["vanished_variants"] == 0
+    edges = c.transitions.set_index(["source", "target"])
+    assert tuple(edges.loc[("START", "Create Purchase Order"), ["frequency_a", "frequency_b"]]) == (25, 11)
+    assert "transitions: 3 new, 0 vanished, 0 changed significantly" in repr(c)
