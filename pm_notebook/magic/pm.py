@@ -139,7 +139,7 @@ def parse_pm_args(line: str) -> argparse.Namespace:
         if args.data is None or len(args.more) != 1:
             raise ConfigurationError(
                 "%pm compare needs two parts of the project.",
-                hint='%pm compare 2025-01-01..2025-04-01 2025-04-01..2025-07-01 | %pm compare --by supplier '
+                hint="%pm compare 2025-01-01..2025-04-01 2025-04-01..2025-07-01 | %pm compare --by supplier "
                 'Acme Globex | %pm compare "where:rework > 0" "where:rework = 0"',
             )
         args.parts = (args.data, args.more[0])
@@ -172,7 +172,8 @@ def parse_pm_args(line: str) -> argparse.Namespace:
 class Pm(Magics):
     """``%pm <answer> [options]``: summary, variants, throughput, activities, transitions, bottlenecks,
     rework, cases (over time), map, resources, handovers, arrivals, wip (work in progress), dotted (a
-    dotted chart), endpoints, drivers, compare — on the chosen project (``%config Pm.displaylimit`` rows shown)."""
+    dotted chart), endpoints, drivers, compare — on the chosen project (``%config Pm.displaylimit`` rows
+    shown)."""
 
     #: the identifier of this magic's completion matcher (found again by ``%unload_ext``)
     matcher_identifier = "pm_notebook.pm"
@@ -251,7 +252,7 @@ class Pm(Magics):
         return self._keep(result, args)
 
     def _compare(self, log: Any, args: argparse.Namespace, transport: str) -> Any:
-        """``%pm compare A B``: the two parts as filtered logs, their comparison, and the map with ``--map``."""
+        """``%pm compare A B``: the two parts as filtered logs, their comparison, the map with ``--map``."""
         a, b = (_part(log, text, args.by) for text in args.parts)
         top = None if args.top == "all" else 20 if args.top is None else args.top
         started = time.monotonic()

@@ -368,7 +368,9 @@ def compare(a: LogParts, b: LogParts, labels: tuple[str, str], top: int | None =
     # the binned durations and the tests
     def bins(groups: pd.DataFrame) -> pd.Series:
         part = groups[(groups["grouping"].astype("int64") == 2) & groups["bin"].notna()]
-        return pd.Series(part["cases"].astype("int64").to_numpy(), index=part["bin"].astype("int64").to_numpy())
+        return pd.Series(
+            part["cases"].astype("int64").to_numpy(), index=part["bin"].astype("int64").to_numpy()
+        )
 
     ba, bb = bins(ra["groups"]), bins(rb["groups"])
     index = sorted(set(ba.index) | set(bb.index))

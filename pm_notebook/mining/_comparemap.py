@@ -128,16 +128,16 @@ class ComparedMap(ProcessMap):
                 attrs = self._look(row, perf, node=True)
             lines.append(f"  {ids[name]} [{attrs}];")
         rates = [
-            max(_number(r.frequency_a) / max(self.cases[0], 1), _number(r.frequency_b) / max(self.cases[1], 1))
+            max(
+                _number(r.frequency_a) / max(self.cases[0], 1), _number(r.frequency_b) / max(self.cases[1], 1)
+            )
             for r in self._edges.itertuples(index=False)
         ]
         top = max(rates, default=1.0) or 1.0
         for row, rate in zip(self._edges.itertuples(index=False), rates, strict=True):
             pen = 0.8 + 5.2 * (rate / top)
             attrs = self._look(row, perf, node=False)
-            lines.append(
-                f"  {ids[str(row.source)]} -> {ids[str(row.target)]} [{attrs}, penwidth={pen:.2f}];"
-            )
+            lines.append(f"  {ids[str(row.source)]} -> {ids[str(row.target)]} [{attrs}, penwidth={pen:.2f}];")
         lines += self._legend(perf)
         lines.append("}")
         return "\n".join(lines) + "\n"
@@ -180,7 +180,9 @@ class ComparedMap(ProcessMap):
         rows = [f"colour: the change of the {what} from a to b (labels: a → b)"]
         rows += [f"{side} = {_html_text(name)}" for side, name in zip("ab", self.labels, strict=True)]
         heads = "".join(f'<TR><TD COLSPAN="{len(cells)}">{_html(r)}</TD></TR>' for r in rows)
-        table = f'<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="4">{heads}<TR>{tds}</TR></TABLE>'
+        table = (
+            f'<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="4">{heads}<TR>{tds}</TR></TABLE>'
+        )
         return [f'  {{ rank=sink; legend [shape=plaintext, style="", fontsize=9, label=<{table}>]; }}']
 
     def __repr__(self) -> str:
@@ -237,4 +239,3 @@ def _html_text(text: str) -> str:
 
 def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-

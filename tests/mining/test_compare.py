@@ -1,5 +1,5 @@
-"""``log.compare``: the statistics against scipy (the rank test on binned counts, its bound against the test on
-the exact durations; the rate tests), and the whole comparison against pandas on the same events — the
+"""``log.compare``: the statistics against scipy (the rank test on binned counts, its bound against the test
+on the exact durations; the rate tests), and the whole comparison against pandas on the same events — the
 generated log with the hard shapes of ``perspectives_data.event_log`` (ties, duplicates, overlaps, one-event
 cases) split by a case dimension and by period, and the receipt log of tests/data split by period — each count
 exact; the statements it sends (nine, no event pulled), the compared map drawn by Graphviz, and bad input."""
@@ -111,7 +111,9 @@ def test_the_change_colours():
     assert change_colour(0.5) == change_colour(0.1) == change_colour(0.0) == "#2166ac"
     assert change_colour(math.inf) == "#b2182b" and change_colour(math.nan) == "#e0e0e0"
     half = change_colour(2**0.5)  # halfway on the log scale: the mid-point of grey and red
-    assert half == "#" + "".join(f"{round((g + r) / 2):02x}" for g, r in zip((224, 224, 224), (178, 24, 43), strict=True))
+    assert half == "#" + "".join(
+        f"{round((g + r) / 2):02x}" for g, r in zip((224, 224, 224), (178, 24, 43), strict=True)
+    )
 
 
 # --- the whole path, against pandas ---------------------------------------------------------------------
@@ -258,7 +260,9 @@ def check(comparison, events_a: pd.DataFrame, events_b: pd.DataFrame) -> None:
             waits = side["edges"].get(key, [])
             assert row["frequency" + suffix] == len(waits), key
             if waits:
-                assert row["median_wait" + suffix] == pd.Timedelta(milliseconds=_q(np.asarray(waits), 0.5)), key
+                assert row["median_wait" + suffix] == pd.Timedelta(milliseconds=_q(np.asarray(waits), 0.5)), (
+                    key
+                )
     steps_a, steps_b = int(tr["frequency_a"].sum()), int(tr["frequency_b"].sum())
     # a case of n tasks takes n + 1 steps (START and END included)
     assert (steps_a, steps_b) == (len(events_a) + na, len(events_b) + nb)
