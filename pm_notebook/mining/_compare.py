@@ -50,12 +50,11 @@ QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 
 
 # --- the statistics -------------------------------------------------------------------------------------
-def rate_tests(
-    xa: Sequence[int] | np.ndarray[Any, Any],
-    na: Sequence[int] | np.ndarray[Any, Any] | int,
-    xb: Sequence[int] | np.ndarray[Any, Any],
-    nb: Sequence[int] | np.ndarray[Any, Any] | int,
-) -> pd.DataFrame:
+#: counts: a list, an array or a Series of integers
+Counts = Sequence[int] | np.ndarray[Any, Any] | pd.Series
+
+
+def rate_tests(xa: Counts, na: Counts | int, xb: Counts, nb: Counts | int) -> pd.DataFrame:
     """Per row, the rate ``xa / na`` of *a* against ``xb / nb`` of *b*: ``difference`` (b − a) with
     Newcombe's 95 % interval (``ci_low``, ``ci_high``), ``test``, ``p_value``, ``p_adjusted``
     (Benjamini–Hochberg over the rows) and ``significant`` — :func:`._drivers.value_statistics` with *a*'s
@@ -91,7 +90,7 @@ def rate_tests(
     return out
 
 
-def rank_test(counts_a: Sequence[int], counts_b: Sequence[int]) -> dict[str, float]:
+def rank_test(counts_a: Counts, counts_b: Counts) -> dict[str, float]:
     """The Mann–Whitney test of *b* against *a* from their counts per ordered bin (ties within a bin):
     ``u`` (pairs where *b* is larger, ties half), ``prob_b_longer`` (``u / (na nb)``), ``prob_error`` (half
     the share of pairs in a shared bin: the bound on ``prob_b_longer``'s distance from its value on the
@@ -352,8 +351,11 @@ def compare(a: LogParts, b: LogParts, labels: tuple[str, str], top: int | None =
             row[col] = _ms(stats[col]).iloc[0] if n else pd.NaT
         return row
 
-    rows = [summary_row(ra["stats"], vattrs["variants_a"]), summary_row(rb["stats"], vattrs["variants_b"])]
-    summary = pd.DataFrame(rows, index=["a", "b"])
+    sides = [
+        summary_row(ra["stats"], int(vattrs["variants_a"])),
+        summary_row(rb["stats"], int(vattrs["variants_b"])),
+    ]
+    summary = pd.DataFrame(sides, index=["a", "b"])
     ints = ["cases", "cases_with_rework", "variants"]
     times = ["mean", "min", *(qname(q) for q in QUANTILES), "max"]
     summary = summary.astype(dict.fromkeys(ints, "Int64"))
