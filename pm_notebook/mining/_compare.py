@@ -1,5 +1,5 @@
 """``ProcessLog.compare``: two logs of one project side by side and as differences, from aggregates Druid
-computes (four statements per side and one for the variants' example sequences: no event is pulled).
+computes (five statements per side and one for the variants' example sequences: no event is pulled).
 
 The receiver is *a* (the baseline, "before"), the argument *b* ("after"); every difference is ``b - a``.
 
@@ -17,6 +17,8 @@ The receiver is *a* (the baseline, "before"), the argument *b* ("after"); every 
   two durations of the same bin, counted as a tie. ``prob_b_longer`` (the probability that a case of *b*
   takes longer than one of *a*, ties half) is therefore within ``± prob_error`` (half the share of *a*-*b*
   pairs that share a bin) of its value on the exact durations.
+* **Waiting times** of each transition both logs have are compared by the same rank test on their binned
+  waiting times (``wait_*`` columns; Benjamini–Hochberg over the transitions).
 * **Quantiles** of the durations are Druid's sketches (``APPROX_QUANTILE_DS``, about 1 % rank error).
 """
 
@@ -32,7 +34,7 @@ import pandas as pd
 
 from .._cells import cell_int
 from ._answer import Answer
-from ._drivers import ALPHA, _normal_sf2, value_statistics
+from ._drivers import ALPHA, _normal_sf2, bh_adjust, value_statistics
 from ._shaping import _ms, in_task_order
 from ._sql import compare as compare_sql
 from ._sql import stats as stats_sql
@@ -212,7 +214,8 @@ class Comparison:
             f"{int((self.activities['status'] == 'vanished').sum())} vanished; transitions: "
             f"{int((self.transitions['status'] == 'new').sum())} new, "
             f"{int((self.transitions['status'] == 'vanished').sum())} vanished, "
-            f"{int(self.transitions['significant'].sum())} changed significantly",
+            f"{int(self.transitions['significant'].sum())} changed significantly in frequency, "
+            f"{int(self.transitions['wait_significant'].sum())} in waiting time",
         ]
 
     def __repr__(self) -> str:
@@ -242,19 +245,57 @@ def _short(value: Any) -> str:
 
 
 def _side(log: LogParts) -> tuple[list[Statement], dict[str, pd.DataFrame]]:
-    """The four statements of one side and their results."""
+    """The five statements of one side and their results."""
     schema, filters = log._schema(), log._filters
     stats = compare_sql.case_stats(schema, filters, QUANTILES)
     groups = compare_sql.case_groups(schema, filters)
     nodes = stats_sql.node_stats(schema, filters)
     edges = stats_sql.transitions(schema, filters)
+    waits = compare_sql.wait_bins(schema, filters)
     out = {
         "stats": log._run(stats),
         "groups": log._run(groups),
         "nodes": log._node_frame(nodes),
         "edges": log._edge_frame(edges),
+        "waits": log._run(waits),
     }
-    return [stats, groups, nodes, edges], out
+    return [stats, groups, nodes, edges, waits], out
+
+
+def _wait_tests(keys: pd.DataFrame, waits_a: pd.DataFrame, waits_b: pd.DataFrame) -> pd.DataFrame:
+    """Per transition of *keys* (``source``, ``target``): the rank test of its waiting times in *b* against
+    *a* (``wait_prob_b_longer``, ``wait_prob_error``, ``wait_p_value``), Benjamini–Hochberg over the
+    transitions both logs have (``wait_p_adjusted``, ``wait_significant``)."""
+
+    def per_edge(frame: pd.DataFrame) -> dict[tuple[str, str], dict[int, int]]:
+        out: dict[tuple[str, str], dict[int, int]] = {}
+        for s, t, b, n in zip(
+            frame["source"], frame["target"], frame["bin"], frame["transitions"], strict=True
+        ):
+            if b is not None and not pd.isna(b):
+                out.setdefault((str(s), str(t)), {})[int(b)] = int(n)
+        return out
+
+    a, b = per_edge(waits_a), per_edge(waits_b)
+    rows = []
+    for s, t in zip(keys["source"], keys["target"], strict=True):
+        ha, hb = a.get((str(s), str(t)), {}), b.get((str(s), str(t)), {})
+        index = sorted(set(ha) | set(hb))
+        rows.append(rank_test([ha.get(i, 0) for i in index], [hb.get(i, 0) for i in index]))
+    frame = pd.DataFrame(rows, columns=["u", "prob_b_longer", "prob_error", "z", "p_value"])
+    p = frame["p_value"].to_numpy(dtype="float64")
+    adjusted = np.full(len(p), math.nan)
+    known = ~np.isnan(p)
+    adjusted[known] = bh_adjust(p[known])
+    return pd.DataFrame(
+        {
+            "wait_prob_b_longer": frame["prob_b_longer"].to_numpy(dtype="float64"),
+            "wait_prob_error": frame["prob_error"].to_numpy(dtype="float64"),
+            "wait_p_value": p,
+            "wait_p_adjusted": adjusted,
+            "wait_significant": adjusted < ALPHA,
+        }
+    )
 
 
 def _status(in_a: pd.Series, in_b: pd.Series) -> pd.Series:
@@ -477,6 +518,8 @@ def compare(a: LogParts, b: LogParts, labels: tuple[str, str], top: int | None =
         transitions[f"{stat}_wait_a"] = tr[f"{stat}_a"].astype("timedelta64[ms]")
         transitions[f"{stat}_wait_b"] = tr[f"{stat}_b"].astype("timedelta64[ms]")
     transitions["median_wait_change"] = transitions["median_wait_b"] - transitions["median_wait_a"]
+    waits = _wait_tests(transitions, ra["waits"], rb["waits"])
+    transitions = pd.concat([transitions, waits], axis=1)
     transitions = _ranked(transitions, "difference")
 
     def answer(frame: pd.DataFrame, **attrs: Any) -> pd.DataFrame:

@@ -602,7 +602,7 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         :param top: the variants listed (the largest changes; ``None``: every variant); all of them count in
             the tests and in ``variants.attrs`` (new and vanished variants and their shares).
 
-        Nine statements (four per log over the cases, task and transition tables, one for the listed
+        Eleven statements (five per log over the cases, task and transition tables, one for the listed
         variants' sequences); the statistics are described in :mod:`pm_notebook.mining._compare` and
         docs/mining.md.
         """

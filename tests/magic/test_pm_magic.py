@@ -165,7 +165,7 @@ def test_compare_verb_is_the_logs_comparison(pshell, conn, project):
     _same_comparison(pshell.user_ns["c"], a.compare(b, labels=("2025-01-01..2025-04-01", "2025-04-01..")))
     shown = displayed(pshell)
     assert "Comparison of" in displayed(pshell, "text/html")[0]
-    assert shown[-1].startswith("9 statements · ")
+    assert shown[-1].startswith("11 statements · ")
     # two values of a case dimension, every variant listed, and the compared map under the tables
     value_a, value_b = (str(v) for v in log.throughput(by="supplier")["supplier"].dropna()[:2])
     pshell.run_cell(f'%pm compare --by supplier "{value_a}" "{value_b}" --top all --map --paths 1 -o d')

@@ -2,7 +2,8 @@
 on the exact durations; the rate tests), and the whole comparison against pandas on the same events — the
 generated log with the hard shapes of ``perspectives_data.event_log`` (ties, duplicates, overlaps, one-event
 cases) split by a case dimension and by period, and the receipt log of tests/data split by period — each count
-exact; the statements it sends (nine, no event pulled), the compared map drawn by Graphviz, and bad input."""
+exact; the statements it sends (eleven, no event pulled), the compared map drawn by Graphviz, and bad
+input."""
 
 from __future__ import annotations
 
@@ -170,7 +171,14 @@ def _side(events: pd.DataFrame) -> dict:
         [
             inner,
             pd.DataFrame({"source": "START", "target": g[ACT].first().to_numpy(), "wait": 0.0}),
-            pd.DataFrame({"source": g[ACT].last().to_numpy(), "target": "END", "wait": 0.0}),
+            # the wait into END runs from the last task's end to the case's latest end (docs/mining.md)
+            pd.DataFrame(
+                {
+                    "source": g[ACT].last().to_numpy(),
+                    "target": "END",
+                    "wait": (g["e"].max() - g["e"].last()).to_numpy(dtype="float64"),
+                }
+            ),
         ],
         ignore_index=True,
     )
@@ -263,12 +271,29 @@ def check(comparison, events_a: pd.DataFrame, events_b: pd.DataFrame) -> None:
                 assert row["median_wait" + suffix] == pd.Timedelta(milliseconds=_q(np.asarray(waits), 0.5)), (
                     key
                 )
+        # the rank test of its waiting times, on the binned waits of pandas
+        wa, wb = (np.asarray(side["edges"].get(key, []), dtype="float64") for side in (a, b))
+        if len(wa) and len(wb):
+            ba, bb = _binned(wa), _binned(wb)
+            got = rank_test(*_counts(ba, bb))
+            assert row["wait_p_value"] == pytest.approx(got["p_value"], rel=1e-12), key
+            if len(np.union1d(ba, bb)) > 1:
+                mw = st.mannwhitneyu(bb, ba, method="asymptotic")
+                assert row["wait_p_value"] == pytest.approx(mw.pvalue, rel=1e-9), key
+            exact = st.mannwhitneyu(wb, wa).statistic / (len(wa) * len(wb))
+            assert abs(row["wait_prob_b_longer"] - exact) <= row["wait_prob_error"] + 1e-12, key
+        else:
+            assert math.isnan(row["wait_p_value"]) and not row["wait_significant"], key
     steps_a, steps_b = int(tr["frequency_a"].sum()), int(tr["frequency_b"].sum())
     # a case of n tasks takes n + 1 steps (START and END included)
     assert (steps_a, steps_b) == (len(events_a) + na, len(events_b) + nb)
     assert steps_a == sum(len(w) for w in a["edges"])
     stats = rate_tests(tr["frequency_a"].to_numpy(int), steps_a, tr["frequency_b"].to_numpy(int), steps_b)
     assert tr["p_value"].to_numpy() == pytest.approx(stats["p_value"].to_numpy(), nan_ok=True)
+    tested = tr["wait_p_value"].notna()
+    assert tr.loc[tested, "wait_p_adjusted"].to_numpy() == pytest.approx(
+        st.false_discovery_control(tr.loc[tested, "wait_p_value"].to_numpy(), method="bh")
+    )
 
 
 def _starts(events: pd.DataFrame) -> pd.Series:
@@ -334,7 +359,7 @@ def test_new_and_vanished_and_the_map(shaped, tmp_path):
     assert "median time" in back.to_dot()
     assert back.save(tmp_path / "compared.svg").read_text(encoding="utf-8").count("<svg") == 1
     text = repr(comparison)
-    assert "with Reject" in text and "(9 statements)" in text
+    assert "with Reject" in text and "(11 statements)" in text
     assert "<b>summary</b>" in comparison._repr_html_()
 
 
@@ -361,15 +386,16 @@ class Counting:
         return self.conn.column_names(project)
 
 
-def test_nine_statements_and_no_event_pulled(up_conn, shaped):
+def test_eleven_statements_and_no_event_pulled(up_conn, shaped):
     source = Counting(up_conn)
     log = ProcessLog.open(source, shaped[0].project).with_excluded()
     a, b = log.between(None, "2025-03-01 08:00"), log.between("2025-03-01 08:00", None)
     source.sent.clear()
     comparison = a.compare(b, top=5)
-    # four per log (cases: stats, variants and bins; tasks; transitions) and the five listed sequences
-    assert len(source.sent) == comparison.statements == 9
-    assert comparison.sql.count(";\n\n") == 8
+    # five per log (cases: stats, variants and bins; tasks; transitions; their waits' bins) and the five
+    # listed variants' sequences
+    assert len(source.sent) == comparison.statements == 11
+    assert comparison.sql.count(";\n\n") == 10
     tasks = [s for s in source.sent if "_vertex" in s and "GROUP BY" not in s]
     assert len(tasks) == 1 and tasks[0].count("?") == 5  # the example cases of the 5 listed variants
     assert sum("GROUPING SETS" in s for s in source.sent) == 2
@@ -417,4 +443,6 @@ def test_the_worked_example_of_the_docs(log):
     assert c.variants.attrs["new_variants"] == 2 and c.variants.attrs["vanished_variants"] == 0
     edges = c.transitions.set_index(["source", "target"])
     assert tuple(edges.loc[("START", "Create Purchase Order"), ["frequency_a", "frequency_b"]]) == (25, 11)
-    assert "transitions: 3 new, 0 vanished, 0 changed significantly" in repr(c)
+    assert "transitions: 3 new, 0 vanished, 0 changed significantly in frequency, 0 in waiting time" in repr(
+        c
+    )

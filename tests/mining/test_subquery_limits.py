@@ -192,7 +192,7 @@ def test_more_than_100000_cases_at_the_default_limit(large):
     assert int(got.loc[got["source"] == "START", "frequency"].sum()) == 100_500
     # compare(): runs at the default limit where no side needs a semi-join, names the option where one does
     both = log.compare(everything, top=3)
-    assert both.cases[1] == 100_500 and both.statements == 9
+    assert both.cases[1] == 100_500 and both.statements == 11
     with pytest.raises(QueryError, match="100,000") as err:
         log.compare(wide)
     assert "large_subqueries=True" in (err.value.hint or "")

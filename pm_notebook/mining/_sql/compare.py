@@ -7,6 +7,8 @@ statistics are :mod:`.stats`' own, run once per side).
   per process variant its cases, the sum of their durations and an example case, and per duration bin
   (:func:`duration_bin`) its cases — the distribution the rank test of the durations reads. One native
   groupBy on Druid: nothing is inlined, whatever the number of cases.
+* :func:`wait_bins`: per transition and waiting-time bin, the transitions seen: the distributions the rank
+  test of each transition's waiting time reads (under the filters' semi-join, as ``transitions()``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from .._filters import Filters
 from .._schema import Schema
 from ._base import Statement, qname, quantile
 
-__all__ = ["BINS_PER_E", "bin_edges_ms", "case_groups", "case_stats", "duration_bin"]
+__all__ = ["BINS_PER_E", "bin_edges_ms", "case_groups", "case_stats", "duration_bin", "wait_bins"]
 
 #: the duration bins per factor e of ``1 + seconds``: a bin spans a factor ``e^(1/24) ≈ 1.043`` of
 #: ``1 + seconds``, so two durations above a few seconds that share a bin differ by less than 4.3 %; about
@@ -26,9 +28,10 @@ BINS_PER_E = 24
 
 
 def duration_bin(column: str) -> str:
-    """The bin of a duration in ms (``FLOOR(LN(1 + seconds) * 24)``: 0 for durations under 42 ms; NULL
-    stays NULL)."""
-    return f"CAST(FLOOR(LN(CAST({column} AS DOUBLE) / 1000.0 + 1.0) * {BINS_PER_E}) AS BIGINT)"
+    """The bin of a duration in ms (``FLOOR(LN(1 + seconds) * 24)``: 0 for durations under 42 ms, and for a
+    negative one; NULL stays NULL)."""
+    seconds = f"GREATEST(CAST({column} AS DOUBLE), 0.0) / 1000.0"
+    return f"CAST(FLOOR(LN({seconds} + 1.0) * {BINS_PER_E}) AS BIGINT)"
 
 
 def bin_edges_ms(index: int) -> tuple[float, float]:
@@ -66,5 +69,17 @@ def case_groups(schema: Schema, filters: Filters) -> Statement:
         f'SELECT {key} AS "variant", {binned} AS "bin", GROUPING({key}, {binned}) AS "grouping", '
         f'COUNT(*) AS "cases", SUM({d}) AS "total_duration", EARLIEST({case}, 1024) AS "example_case" '
         f"FROM {schema.table('cases')}{where} GROUP BY GROUPING SETS (({key}), ({binned}))"
+    )
+    return Statement(sql, params)
+
+
+def wait_bins(schema: Schema, filters: Filters) -> Statement:
+    """Per transition (``source``, ``target``) and bin of its waiting time (``bin``): ``transitions``."""
+    src, dst = schema.col("edge", "source"), schema.col("edge", "target")
+    binned = duration_bin(schema.col("edge", "duration"))
+    where, params = filters.where(schema, "edge")
+    sql = (
+        f'SELECT {src} AS "source", {dst} AS "target", {binned} AS "bin", COUNT(*) AS "transitions" '
+        f"FROM {schema.table('edge')}{where} GROUP BY {src}, {dst}, {binned}"
     )
     return Statement(sql, params)
