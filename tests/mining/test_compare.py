@@ -446,3 +446,61 @@ def test_the_worked_example_of_the_docs(log):
     assert "transitions: 3 new, 0 vanished, 0 changed significantly in frequency, 0 in waiting time" in repr(
         c
     )
+
+
+def test_the_statements_as_plain_values():
+    from pm_notebook.mining import Schema
+    from pm_notebook.mining._filters import Filters, StartedBetween
+    from pm_notebook.mining._sql import compare as compare_sql
+
+    schema = Schema(
+        "p",
+        {"cases": "p", "vertex": "p_vertex", "edge": "p_edge"},
+        {
+            "cases": {
+                "__time": "TIMESTAMP",
+                "caseid": "VARCHAR",
+                "duration": "BIGINT",
+                "case_version": "VARCHAR",
+                "rework": "BIGINT",
+                "processkey": "VARCHAR",
+            },
+            "vertex": {},
+            "edge": {
+                "caseid": "VARCHAR",
+                "duration": "BIGINT",
+                "source_vertex_name": "VARCHAR",
+                "destination_vertex_name": "VARCHAR",
+            },
+        },
+    )
+    binned = 'CAST(FLOOR(LN(GREATEST(CAST("duration" AS DOUBLE), 0.0) / 1000.0 + 1.0) * 24) AS BIGINT)'
+    assert compare_sql.duration_bin('"duration"') == binned
+    assert compare_sql.case_groups(schema, Filters()).sql == (
+        f'SELECT "processkey" AS "variant", {binned} AS "bin", '
+        f'GROUPING("processkey", {binned}) AS "grouping", COUNT(*) AS "cases", '
+        'SUM("duration") AS "total_duration", EARLIEST("caseid", 1024) AS "example_case" '
+        f'FROM "p" GROUP BY GROUPING SETS (("processkey"), ({binned}))'
+    )
+    stats = compare_sql.case_stats(schema, Filters(), (0.5,))
+    assert stats.sql == (
+        'SELECT COUNT(*) AS "cases", SUM(CASE WHEN "rework" > 0 THEN 1 ELSE 0 END) AS "rework_cases", '
+        'AVG(CAST("duration" AS DOUBLE)) AS "mean", MIN("duration") AS "min", '
+        'APPROX_QUANTILE_DS("duration", 0.5) AS "p50", MAX("duration") AS "max" FROM "p"'
+    )
+    # a case-only filter reaches the transitions through the caseid semi-join, its value a parameter
+    since = Filters().add(StartedBetween(pd.Timestamp("2025-01-01").to_pydatetime(), None))
+    waits = compare_sql.wait_bins(schema, since)
+    assert waits.sql.startswith(
+        'SELECT "source_vertex_name" AS "source", "destination_vertex_name" AS "target", '
+    )
+    assert ' WHERE "caseid" IN (SELECT "caseid" FROM "p" WHERE ("__time" >= ?)) GROUP BY ' in waits.sql
+    assert len(waits.params) == 1
+    # the bins' edges invert the rule: bin i holds [e^(i/24) - 1, e^((i+1)/24) - 1) seconds
+    low, high = compare_sql.bin_edges_ms(24)
+    assert (low, high) == pytest.approx(((math.e - 1) * 1000, (math.exp(25 / 24) - 1) * 1000))
+    ms = np.array([0, 42, 43, 999, 1000, 86_400_000])
+    assert list(_binned(ms)) == [0, 0, 1, 16, 16, 272]
+    for value in np.random.default_rng(2).lognormal(10, 4, 500).round():
+        low, high = compare_sql.bin_edges_ms(int(_binned(np.array([value]))[0]))
+        assert low * (1 - 1e-12) <= value < high * (1 + 1e-12)

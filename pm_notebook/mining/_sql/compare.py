@@ -28,8 +28,8 @@ BINS_PER_E = 24
 
 
 def duration_bin(column: str) -> str:
-    """The bin of a duration in ms (``FLOOR(LN(1 + seconds) * 24)``: 0 for durations under 42 ms, and for a
-    negative one; NULL stays NULL)."""
+    """The bin of a duration in ms (``FLOOR(LN(1 + seconds) * 24)``: 0 for durations under 42.55 ms, and
+    for a negative one; NULL stays NULL)."""
     seconds = f"GREATEST(CAST({column} AS DOUBLE), 0.0) / 1000.0"
     return f"CAST(FLOOR(LN({seconds} + 1.0) * {BINS_PER_E}) AS BIGINT)"
 
