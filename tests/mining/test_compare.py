@@ -504,3 +504,15 @@ def test_the_statements_as_plain_values():
     for value in np.random.default_rng(2).lognormal(10, 4, 500).round():
         low, high = compare_sql.bin_edges_ms(int(_binned(np.array([value]))[0]))
         assert low * (1 - 1e-12) <= value < high * (1 + 1e-12)
+
+
+def test_the_map_explorer_takes_a_compared_map(shaped):
+    from pm_notebook.widgets import ProcessMapExplorer
+
+    log, _ = shaped
+    pmap = log.with_activity("Reject").compare(log.without_activity("Reject")).process_map()
+    explorer = ProcessMapExplorer(pmap)
+    assert explorer.current is pmap and "vanished from a" in explorer.picture.value
+    shown = explorer.set(metric="performance", paths=1.0)
+    assert isinstance(shown, ComparedMap) and shown.labels == pmap.labels and shown.cases == pmap.cases
+    assert len(shown.edges) == len(pmap.all_edges) and "median time" in explorer.picture.value
