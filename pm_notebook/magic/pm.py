@@ -7,6 +7,10 @@ answer is kept with ``-o NAME``; ``--sql`` shows the Druid SQL statements the an
 ``%pm upload df --project NAME --create`` sends a DataFrame to a project first (and chooses it).
 ``%pm drivers slow --by supplier,company_code --min-cases 20`` ranks the dimension values that go with an
 outcome (the outcome is the word after ``drivers``; quote one with spaces: ``"where:tasks_count > 8"``).
+``%pm compare A B`` compares two parts of the project (``log_a.compare(log_b)``); each of *A*, *B* is a period
+of case starts ``FROM..TO`` (either bound may be left out: ``..2025-04-01``), a condition
+``"where:CONDITION"`` on the cases table, or with ``--by DIMENSION`` a value of that case dimension
+(``%pm compare --by supplier Acme Globex``); ``--map`` draws the compared map under the tables.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "dotted": ("dotted_chart", ("freq",)),
     "endpoints": ("endpoints", ()),
     "drivers": ("drivers", ("outcome", "by", "min_cases")),
+    "compare": ("compare", ("top", "by", "metric", "stat", "activities", "paths")),
 }
 #: not an answer: ``%pm upload DF --project NAME [--create]`` sends a DataFrame to a project
 UPLOAD = "upload"
@@ -64,8 +69,11 @@ def _parser() -> argparse.ArgumentParser:
         "data",
         nargs="?",
         help="upload: the Python variable holding the DataFrame (or a path); drivers: the outcome "
-        '(slow, slow:p90, rework, not_completed, with_activity:NAME, "where:CONDITION")',
+        '(slow, slow:p90, rework, not_completed, with_activity:NAME, "where:CONDITION"); compare: the '
+        'first part (FROM..TO, "where:CONDITION" or, with --by, a value)',
     )
+    p.add_argument("more", nargs="*", help="compare: the second part, as the first")
+    p.add_argument("--map", action="store_true", help="compare: draw the compared process map too")
     p.add_argument("--create", action="store_true", help="upload: create the project when it does not exist")
     p.add_argument("--project", help="project name or id (default: the one chosen before)")
     p.add_argument("-o", "--output", help="keep the answer in this Python variable")
@@ -79,7 +87,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--by",
         help="variants: process|model; throughput: variant|week|<dimension>; rework: activity|case; "
-        "resources: activity; drivers: dimensions, comma-separated",
+        "resources: activity; drivers: dimensions, comma-separated; compare: the case dimension whose "
+        "two values are compared",
     )
     p.add_argument(
         "--min-cases", type=int, dest="min_cases", help="drivers: values with fewer cases are left out"
@@ -111,7 +120,7 @@ def parse_pm_args(line: str) -> argparse.Namespace:
         words = shlex.split(line)
     except ValueError as exc:
         raise ConfigurationError(f"%pm: {exc}.", hint="Close the quote.") from None
-    args = PARSER.parse_args(words)
+    args = PARSER.parse_intermixed_args(words)  # options may come before or between the words
     if args.answer == UPLOAD:
         if not args.data or not args.project:
             raise ConfigurationError(
@@ -126,9 +135,21 @@ def parse_pm_args(line: str) -> argparse.Namespace:
         args.outcome = args.data
         if args.by is not None:
             args.by = [name.strip() for name in args.by.split(",") if name.strip()]
+    elif args.answer == "compare":
+        if args.data is None or len(args.more) != 1:
+            raise ConfigurationError(
+                "%pm compare needs two parts of the project.",
+                hint="%pm compare 2025-01-01..2025-04-01 2025-04-01..2025-07-01 | %pm compare --by supplier "
+                'Acme Globex | %pm compare "where:rework > 0" "where:rework = 0"',
+            )
+        args.parts = (args.data, args.more[0])
     elif args.data is not None:
         raise ConfigurationError(f"%pm {args.answer}: unexpected {args.data!r}.", hint="%pm --help")
-    elif args.create:
+    if args.more and args.answer != "compare":
+        raise ConfigurationError(f"%pm {args.answer}: unexpected {args.more[0]!r}.", hint="%pm --help")
+    if args.map and args.answer != "compare":
+        raise ConfigurationError("--map goes with %pm compare.", hint="%pm map draws the process map.")
+    if args.create and args.answer != UPLOAD:
         raise ConfigurationError(
             "--create goes with %pm upload.", hint="%pm upload df --project NAME --create"
         )
@@ -151,7 +172,8 @@ def parse_pm_args(line: str) -> argparse.Namespace:
 class Pm(Magics):
     """``%pm <answer> [options]``: summary, variants, throughput, activities, transitions, bottlenecks,
     rework, cases (over time), map, resources, handovers, arrivals, wip (work in progress), dotted (a
-    dotted chart), endpoints, drivers — on the chosen project (``%config Pm.displaylimit`` rows shown)."""
+    dotted chart), endpoints, drivers, compare — on the chosen project (``%config Pm.displaylimit`` rows
+    shown)."""
 
     #: the identifier of this magic's completion matcher (found again by ``%unload_ext``)
     matcher_identifier = "pm_notebook.pm"
@@ -203,6 +225,8 @@ class Pm(Magics):
         log = conn.mining(self._project(conn), include_excluded=args.include_excluded, resource=args.resource)
         if args.completed:
             log = log.completed_only()
+        if args.answer == "compare":
+            return self._compare(log, args, conn.resolve_transport())
         method, options = ANSWERS[args.answer]
         kwargs = {name: getattr(args, name) for name in options if getattr(args, name) is not None}
         if kwargs.get("top") == "all":
@@ -225,6 +249,24 @@ class Pm(Magics):
                 transport=result.attrs.get("transport"),
             )
             self._show(ResultView(result, footer, displaylimit=self.displaylimit))
+        return self._keep(result, args)
+
+    def _compare(self, log: Any, args: argparse.Namespace, transport: str) -> Any:
+        """``%pm compare A B``: the two parts as filtered logs, their comparison, the map with ``--map``."""
+        a, b = (_part(log, text, args.by) for text in args.parts)
+        top = None if args.top == "all" else 20 if args.top is None else args.top
+        started = time.monotonic()
+        result = a.compare(b, labels=args.parts, top=top)
+        elapsed = time.monotonic() - started
+        if args.sql:
+            self._show(TextView(result.sql + ";"))
+            return self._keep(result, args)
+        self._show(result)
+        self._show(TextView(f"{result.statements} statements · {elapsed:.2f} s · via {transport}"))
+        if args.map:
+            view = {n: getattr(args, n) for n in ("metric", "stat", "activities", "paths")}
+            pmap = result.process_map(**{n: v for n, v in view.items() if v is not None})
+            self._show(MapView(pmap, map_summary(pmap)))
         return self._keep(result, args)
 
     def _map(self, pmap: Any, args: argparse.Namespace, elapsed: float, transport: str) -> Any:
@@ -285,3 +327,19 @@ class Pm(Magics):
 
 
 Pm.pm.__doc__ = f"{Pm.pm.__doc__}\n\n{USAGE}"
+
+
+def _part(log: Any, text: str, by: str | None) -> Any:
+    """One part of ``%pm compare``: ``"where:CONDITION"``, a value of the case dimension *by*, or a period of
+    case starts ``FROM..TO``."""
+    if text.lower().startswith("where:"):
+        return log.where(text[len("where:") :].strip())
+    if by is not None:
+        return log.where(f"{log.schema.dimension('cases', by)} = ?", text)
+    start, sep, end = text.partition("..")
+    if not sep:
+        raise ConfigurationError(
+            f"%pm compare: {text!r} is neither a period FROM..TO nor a condition where:CONDITION.",
+            hint="%pm compare 2025-01-01..2025-04-01 2025-04-01.. (or --by DIMENSION VALUE_A VALUE_B)",
+        )
+    return log.between(start.strip() or None, end.strip() or None)

@@ -1,5 +1,6 @@
-"""Process-mining answers computed by Druid SQL: :class:`ProcessLog` (``conn.mining(project)``) and
-:class:`ProcessMap` (``log.process_map()``).
+"""Process-mining answers computed by Druid SQL: :class:`ProcessLog` (``conn.mining(project)``),
+:class:`ProcessMap` (``log.process_map()``), :class:`Comparison` (``a.compare(b)``) and its
+:class:`ComparedMap`.
 
 Core module: it runs its SQL through a :class:`Source` it is handed (a :class:`~pm_notebook.Connection`
 is one) and imports neither the connection nor IPython, widgets or the sandbox (the interactive map
@@ -10,9 +11,20 @@ arguments, runs the statements and shapes the results; ``_map`` draws the proces
 
 from __future__ import annotations
 
+from ._compare import Comparison
+from ._comparemap import ComparedMap
 from ._log import ProcessLog
 from ._map import ProcessMap, format_duration, render
 from ._schema import Schema
 from ._source import Source
 
-__all__ = ["ProcessLog", "ProcessMap", "Schema", "Source", "format_duration", "render"]
+__all__ = [
+    "ComparedMap",
+    "Comparison",
+    "ProcessLog",
+    "ProcessMap",
+    "Schema",
+    "Source",
+    "format_duration",
+    "render",
+]

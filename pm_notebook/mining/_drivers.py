@@ -245,18 +245,27 @@ def bh_adjust(p: np.ndarray) -> np.ndarray:
 
 
 def value_statistics(
-    a: Sequence[int] | np.ndarray[Any, Any], n1: Sequence[int] | np.ndarray[Any, Any], k: int, n: int
+    a: Sequence[int] | np.ndarray[Any, Any],
+    n1: Sequence[int] | np.ndarray[Any, Any],
+    k: int | Sequence[int] | np.ndarray[Any, Any],
+    n: int | Sequence[int] | np.ndarray[Any, Any],
 ) -> pd.DataFrame:
     """The statistics of each value (``a`` outcome cases among its ``n1`` cases) against the rest of a log
     of ``n`` cases, ``k`` of them with the outcome: ``rate_with``, ``rate_without``, ``lift``,
     ``difference``, ``ci_low``, ``ci_high``, ``test`` (``z`` or ``fisher``), ``p_value``, ``p_adjusted``
-    (Benjamini–Hochberg over the given values) and ``significant`` (``p_adjusted < 0.05``)."""
+    (Benjamini–Hochberg over the given values) and ``significant`` (``p_adjusted < 0.05``). *k* and *n* may
+    also be given per value (``compare()`` tests each row's two logs against each other: ``n1`` cases of
+    one, ``n - n1`` of the other)."""
     av = np.asarray(a, dtype="float64")
     n1v = np.asarray(n1, dtype="float64")
-    bv, n0v = k - av, n - n1v
+    kv = np.broadcast_to(np.asarray(k, dtype="float64"), av.shape)
+    nv = np.broadcast_to(np.asarray(n, dtype="float64"), av.shape)
+    bv, n0v = kv - av, nv - n1v
     if len(av) and (np.any(n1v <= 0) or np.any(n0v <= 0) or np.any(av < 0) or np.any(av > n1v)):
         raise ValueError("every value needs cases with it and without it, and 0 ≤ a ≤ n1")
-    p1, p0, rate = av / n1v, bv / n0v, k / n if n else math.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(nv > 0, kv / np.where(nv > 0, nv, 1), math.nan)
+    p1, p0 = av / n1v, bv / n0v
     l1, u1 = _wilson(av, n1v)
     l0, u0 = _wilson(bv, n0v)
     diff = p1 - p0
@@ -270,10 +279,10 @@ def value_statistics(
         z = np.where(pooled_se > 0, diff / pooled_se, 0.0)
     p_value = _normal_sf2(z)
     for i in np.flatnonzero(small):
-        p_value[i] = fisher_two_sided(int(av[i]), int(n1v[i]), int(k), int(n))
+        p_value[i] = fisher_two_sided(int(av[i]), int(n1v[i]), int(kv[i]), int(nv[i]))
     p_adjusted = bh_adjust(p_value)
     with np.errstate(divide="ignore", invalid="ignore"):
-        lift = p1 / rate if rate else np.full(len(av), math.nan)
+        lift = np.where(rate > 0, p1 / np.where(rate > 0, rate, 1), math.nan)
     return pd.DataFrame(
         {
             "rate_with": p1,

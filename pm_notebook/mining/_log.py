@@ -23,6 +23,8 @@ from .._checks import find_project, positive_int
 from .._models import Project
 from ..errors import ConfigurationError, PMError, QueryError
 from ._answer import Answer
+from ._compare import Comparison
+from ._compare import compare as compare_answer
 from ._drivers import drivers as drivers_answer
 from ._filtering import CaseFilterMethods, _variant_by
 from ._filters import (
@@ -586,6 +588,48 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         The statistics are described in :mod:`pm_notebook.mining._drivers` and docs/mining.md.
         """
         return drivers_answer(self, outcome, by, min_cases)
+
+    def compare(self, other: Any, *, labels: Sequence[str] | None = None, top: int | None = 20) -> Comparison:
+        """This log (*a*, the baseline) against *other* (*b*), a log of the same project with other filters:
+        side by side and as differences ``b - a``, with tests of the rates and of the case durations.
+
+        >>> before, after = log.between("2025-01-01", "2025-04-01"), log.between("2025-04-01", "2025-07-01")
+        >>> c = before.compare(after)  # doctest: +SKIP
+        >>> c.summary, c.tests, c.variants, c.activities, c.transitions  # doctest: +SKIP
+        >>> c.process_map(metric="performance")  # doctest: +SKIP
+
+        :param labels: the names of the two logs (default: what their filters keep).
+        :param top: the variants listed (the largest changes; ``None``: every variant); all of them count in
+            the tests and in ``variants.attrs`` (new and vanished variants and their shares).
+
+        Eleven statements (five per log over the cases, task and transition tables, one for the listed
+        variants' sequences); the statistics are described in :mod:`pm_notebook.mining._compare` and
+        docs/mining.md.
+        """
+        if not isinstance(other, ProcessLog):
+            raise ConfigurationError(
+                f"compare() needs another ProcessLog, got {type(other).__name__}.",
+                hint='before.compare(after), e.g. log.between("2025-01-01", "2025-04-01")'
+                '.compare(log.between("2025-04-01", "2025-07-01"))',
+            )
+        if other._project.id != self._project.id or other._source is not self._source:
+            raise ConfigurationError(
+                f"compare() compares two logs of one project on one connection; got "
+                f"{self._project.name or self._project.id!r} and {other._project.name or other._project.id!r}"
+                + (" on two connections." if other._project.id == self._project.id else "."),
+                hint="Filter one log twice: a = log.between(...); b = log.between(...); a.compare(b).",
+            )
+        if labels is None:
+            names = (self._filters.describe(), other._filters.describe())
+        elif (
+            isinstance(labels, str)
+            or len(labels) != 2
+            or not all(isinstance(x, str) and x.strip() for x in labels)
+        ):
+            raise ConfigurationError(f"compare(labels=...) must be two names, got {labels!r}.")
+        else:
+            names = (str(labels[0]), str(labels[1]))
+        return compare_answer(self, other, names, _top(top))
 
     # --- process map and event export -------------------------------------------------------------
     def process_map(

@@ -218,7 +218,8 @@ class ProcessMap:
         if stat not in STATS:
             raise ConfigurationError(f"stat must be one of {', '.join(STATS)}, got {stat!r}.")
         # the fetched frames are shared (never changed in place): a slider move only re-simplifies
-        other = object.__new__(ProcessMap)
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)  # what a subclass adds (ComparedMap's labels) comes along
         other.metric, other.stat, other.sql, other.title = metric, stat, self.sql, self.title
         other.activities = _check_share(self.activities if activities is None else activities, "activities")
         other.paths = _check_share(self.paths if paths is None else paths, "paths")

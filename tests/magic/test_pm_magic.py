@@ -150,3 +150,47 @@ def test_drivers_verb_is_the_logs_answer(pshell, conn, project):
         parse_pm_args("drivers --by supplier")
     with pytest.raises(ConfigurationError, match="does not take --min-cases"):
         parse_pm_args("summary --min-cases 3")
+
+
+def _same_comparison(got, want) -> None:
+    for name in ("summary", "tests", "durations", "variants", "activities", "transitions"):
+        pd.testing.assert_frame_equal(getattr(got, name), getattr(want, name))
+    assert got.labels == want.labels and got.sql == want.sql
+
+
+def test_compare_verb_is_the_logs_comparison(pshell, conn, project):
+    log = conn.mining(project)
+    pshell.run_cell("%pm compare 2025-01-01..2025-04-01 2025-04-01.. -o c")
+    a, b = log.between("2025-01-01", "2025-04-01"), log.between("2025-04-01", None)
+    _same_comparison(pshell.user_ns["c"], a.compare(b, labels=("2025-01-01..2025-04-01", "2025-04-01..")))
+    shown = displayed(pshell)
+    assert "Comparison of" in displayed(pshell, "text/html")[0]
+    assert shown[-1].startswith("11 statements · ")
+    # two values of a case dimension, every variant listed, and the compared map under the tables
+    value_a, value_b = (str(v) for v in log.throughput(by="supplier")["supplier"].dropna()[:2])
+    pshell.run_cell(f'%pm compare --by supplier "{value_a}" "{value_b}" --top all --map --paths 1 -o d')
+    col = log.schema.dimension("cases", "supplier")
+    want = log.where(f"{col} = ?", value_a).compare(
+        log.where(f"{col} = ?", value_b), labels=(value_a, value_b), top=None
+    )
+    _same_comparison(pshell.user_ns["d"], want)
+    html = displayed(pshell, "text/html")
+    assert any('<div class="pm-map"' in h and "vanished from a" in h for h in html)
+    pshell.run_cell('%pm compare "where:rework > 0" "where:rework = 0" -o r')
+    assert pshell.user_ns["r"].cases == (
+        int(log.where("rework > 0").summary()["cases"].iloc[0]),
+        int(log.where("rework = 0").summary()["cases"].iloc[0]),
+    )
+    for line, message in (
+        ("compare 2025-01-01..", "needs two parts"),
+        ("compare a b c", "needs two parts"),
+        ("summary extra words", "unexpected"),
+        ("map --map", "--map goes with %pm compare"),
+        ("compare a b --k 3", "does not take --k"),
+    ):
+        with pytest.raises(ConfigurationError, match=message):
+            parse_pm_args(line)
+    with pytest.raises(UsageError, match="needs two parts"):
+        pshell.run_line_magic("pm", "compare 2025-01-01..")
+    with pytest.raises(ConfigurationError, match="neither a period"):
+        pshell.run_line_magic("pm", "compare 2025 2026")

@@ -132,6 +132,25 @@ def test_inlining_plans_name_the_option_and_run_with_it(small):
     assert all(c is None for c in source.sent[:1])
 
 
+def test_compare_names_the_option_past_the_limit_and_runs_with_it(small):
+    """``compare()`` inlines nothing over the cases table; its task and transition statements are those of
+    ``activities()`` and ``transitions()``: a side filtered on a case-only column with more cases than the
+    limit is refused naming ``large_subqueries=True``, and runs with it."""
+    conn, project = small
+    source = ContextSource(conn, {"maxSubqueryRows": LIMIT})
+    plain = ProcessLog.open(source, project)
+    a, b = plain.between(None, "2025-03-01"), plain.between("2025-03-01", None)
+    with pytest.raises(QueryError, match="maxSubqueryRows") as err:
+        a.compare(b)
+    assert "large_subqueries=True" in (err.value.hint or "")
+    # variant keys filter every table directly: no subquery, whatever the number of cases
+    plain.top_variants(0.5).compare(plain.top_variants(0.9))
+    opted = ProcessLog.open(source, project, large_subqueries=True)
+    got = opted.between(None, "2025-03-01").compare(opted.between("2025-03-01", None))
+    assert min(got.cases) > LIMIT and sum(got.cases) == int(opted.summary()["cases"].iloc[0])
+    assert {"maxSubqueryBytes": "auto"} in source.sent
+
+
 @pytest.fixture(scope="module")
 def large(tmp_path_factory, connect_workgroup):
     """A sandbox whose demo workgroup has a project of 100,500 cases."""
@@ -171,6 +190,13 @@ def test_more_than_100000_cases_at_the_default_limit(large):
     opted = ProcessLog.open(ContextSource(conn), project, large_subqueries=True).with_excluded()
     got = opted.case_duration(min=pd.Timedelta(0)).transitions()
     assert int(got.loc[got["source"] == "START", "frequency"].sum()) == 100_500
+    # compare(): runs at the default limit where no side needs a semi-join, names the option where one does
+    both = log.compare(everything, top=3)
+    assert both.cases[1] == 100_500 and both.statements == 11
+    with pytest.raises(QueryError, match="100,000") as err:
+        log.compare(wide)
+    assert "large_subqueries=True" in (err.value.hint or "")
+    assert opted.compare(opted.case_duration(min=pd.Timedelta(0)), top=3).cases == (100_500, 100_500)
 
 
 def _documented_statements() -> dict[str, str]:
@@ -217,6 +243,7 @@ def test_the_statements_each_answer_sends_are_the_documented_ones(small):
         "`dotted_chart(freq)`, `dotted_data(freq)`": [log.dotted_chart, log.dotted_data],
         "`performance_spectrum(a, b, freq)`": [lambda: log.performance_spectrum("Register", "Check")],
         "`to_pm4py()`": [log.to_pm4py],
+        "`a.compare(b)`": [lambda: log.between(None, "2025-03-01").compare(log.between("2025-03-01", None))],
     }
     documented = _documented_statements()
     assert set(documented) == set(calls)
