@@ -120,7 +120,7 @@ def test_the_change_colours():
 # --- the whole path, against pandas ---------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def up_conn(tmp_path_factory, connect_workgroup):
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     sb = start(cases=20, log_path=tmp_path_factory.mktemp("compare-sandbox") / "sandbox.log")
     conn = connect_workgroup(sb)
