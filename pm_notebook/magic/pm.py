@@ -7,6 +7,8 @@ answer is kept with ``-o NAME``; ``--sql`` shows the Druid SQL statements the an
 ``%pm upload df --project NAME --create`` sends a DataFrame to a project first (and chooses it).
 ``%pm drivers slow --by supplier,company_code --min-cases 20`` ranks the dimension values that go with an
 outcome (the outcome is the word after ``drivers``; quote one with spaces: ``"where:tasks_count > 8"``).
+``%pm open_cases --sla 30d`` lists the open cases with their estimated remaining time and chance of missing
+the deadline.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "dotted": ("dotted_chart", ("freq",)),
     "endpoints": ("endpoints", ()),
     "drivers": ("drivers", ("outcome", "by", "min_cases")),
+    "open_cases": ("open_cases", ("sla",)),
 }
 #: not an answer: ``%pm upload DF --project NAME [--create]`` sends a DataFrame to a project
 UPLOAD = "upload"
@@ -84,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--min-cases", type=int, dest="min_cases", help="drivers: values with fewer cases are left out"
     )
+    p.add_argument("--sla", help="open_cases: the deadline, a duration (30d, '30 days', 12h)")
     p.add_argument("--k", type=int, help="bottlenecks: how many transitions")
     p.add_argument("--metric", help="bottlenecks: p90|total; map: frequency|performance")
     p.add_argument("--stat", help="map: the waiting-time statistic (median, mean, p90, ...)")
@@ -134,7 +138,7 @@ def parse_pm_args(line: str) -> argparse.Namespace:
         )
     if args.answer is not None and args.answer != UPLOAD:
         allowed = set(ANSWERS[args.answer][1])
-        names = ("top", "by", "k", "metric", "stat", "freq", "activities", "paths", "min_cases")
+        names = ("top", "by", "k", "metric", "stat", "freq", "activities", "paths", "min_cases", "sla")
         given = [n for n in names if getattr(args, n) is not None]
         wrong = [n for n in given if n not in allowed]
         if wrong:
@@ -151,7 +155,8 @@ def parse_pm_args(line: str) -> argparse.Namespace:
 class Pm(Magics):
     """``%pm <answer> [options]``: summary, variants, throughput, activities, transitions, bottlenecks,
     rework, cases (over time), map, resources, handovers, arrivals, wip (work in progress), dotted (a
-    dotted chart), endpoints, drivers — on the chosen project (``%config Pm.displaylimit`` rows shown)."""
+    dotted chart), endpoints, drivers, open_cases — on the chosen project (``%config Pm.displaylimit``
+    rows shown)."""
 
     #: the identifier of this magic's completion matcher (found again by ``%unload_ext``)
     matcher_identifier = "pm_notebook.pm"
