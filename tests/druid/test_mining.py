@@ -352,3 +352,65 @@ def test_the_small_limit_is_reached(logs, names, standin_conn, druid_conn):
             run(druid_conn, s.sql, s.params, {**SMALL, **(s.context or {})})
         with pytest.raises(QueryError, match="beyond maximum"):
             run(standin_conn, s.sql, s.params, {**SMALL, **(s.context or {})})
+
+
+# --- open_cases(): its three statements on Druid ---------------------------------------------------------
+#: how far p_late may differ: the 0.01 of its percentile grid on each engine, and the sketch's rank error
+P_LATE_TOLERANCE = 0.01 + RANK_ERROR
+
+
+@pytest.mark.parametrize(
+    "ask",
+    [
+        lambda log: log.open_cases(sla="30 days", min_evidence=5),  # by the completion lookup
+        lambda log: log.open_cases(sla="20 days", end_activities=["Receive Payment"], min_evidence=5),
+        lambda log: log.between("2025-04-01", None).open_cases(sla="30 days", min_evidence=5),
+    ],
+    ids=["lookup", "end_activities", "filtered"],
+)
+def test_open_cases_same_answer_and_statements(standin_conn, druid_conn, ask):
+    """Order to Cash (the demo project with open cases): the same open cases, elapsed times, levels and
+    evidence (exact), the percentiles within the sketch's error, ``p_late`` within its grid and the sketch's
+    error; each of the three statements gives the same rows on both engines, and under a small
+    ``maxSubqueryRows`` the same refusal (its join inlines the filtered completed cases, more than 100)."""
+    project = next(p for p in standin_conn.projects() if p.name == "Order to Cash")
+    ours = ProcessLog.open(RecordingSource(standin_conn, standin_conn), project)
+    theirs = ProcessLog.open(RecordingSource(druid_conn, standin_conn), project)
+    a, sent_ours = _ask(ours, ask)
+    b, sent_theirs = _ask(theirs, ask)
+    assert len(a) > 0 and b.attrs["sql"].count(";\n\n") == 2  # three statements (and the activity names)
+    assert [s.sql for s in sent_ours] == [s.sql for s in sent_theirs]
+    assert _same_answer(a.drop(columns="p_late"), b.drop(columns="p_late")) == []
+    assert np.all(np.abs(a["p_late"].to_numpy() - b["p_late"].to_numpy()) <= P_LATE_TOLERANCE)
+    assert a.attrs["observations"] == b.attrs["observations"] and a.attrs["now"] == b.attrs["now"]
+    for limit in ({}, SMALL):
+        for sent in sent_theirs:
+            if "APPROX_QUANTILE_DS" in sent.sql and not limit:
+                assert _same_history(standin_conn, druid_conn, sent) == []
+            else:
+                assert _same_statement(standin_conn, druid_conn, sent, limit) == []
+    with pytest.raises(QueryError, match="beyond maximum"):
+        history = sent_theirs[-1]
+        run(druid_conn, history.sql, history.params, {**SMALL, **(history.context or {})})
+
+
+def _same_history(standin_conn, druid_conn, sent: Sent) -> list[str]:
+    """The history statement's rows on both engines: the groups, their observations and maxima equal; each
+    percentile Druid answers is the stand-in's exact quantile at a level within the sketch's rank error
+    (or one rank, on a small group) of the level asked — between the stand-in's percentiles at the levels
+    around that window, as the stand-in's grid gives them."""
+    ours, theirs = (run(c, sent.sql, sent.params, sent.context or {}) for c in (standin_conn, druid_conn))
+    key = ["grouping", "activity", "bin"]
+    ours, theirs = (f.sort_values(key, na_position="first").reset_index(drop=True) for f in (ours, theirs))
+    out = differences(sent.sql, ours[[*key, "observations", "p100"]], theirs[[*key, "observations", "p100"]])
+    grid_ours = ours[[f"p{k}" for k in range(1, 101)]].astype("float64").to_numpy()
+    grid_theirs = theirs[[f"p{k}" for k in range(1, 100)]].astype("float64").to_numpy()
+    for i, n in enumerate(ours["observations"].astype("int64")):
+        tol = RANK_ERROR + 1 / n
+        for k in range(1, 100):
+            lo, hi = int(np.floor(100 * (k / 100 - tol))), int(np.ceil(100 * (k / 100 + tol)))
+            low = -np.inf if lo < 1 else grid_ours[i, lo - 1]
+            high = grid_ours[i, min(hi, 100) - 1]
+            if not low <= grid_theirs[i, k - 1] <= high:
+                out.append(f"row {i} (n={n}) p{k}: Druid {grid_theirs[i, k - 1]} outside [{low}, {high}]")
+    return out
