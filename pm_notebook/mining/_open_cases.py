@@ -45,6 +45,14 @@ __all__ = ["LEVEL_NAMES", "bin_label", "bin_of", "late_share", "open_cases", "pa
 #: the evidence an estimate rests on, finest first
 LEVEL_NAMES = ("activity+elapsed", "activity", "overall")
 _GRID = [qname(q) for q in sql.LEVELS] + ["p100"]
+#: the unit words of a short duration ("30d", "12 h", "2 weeks")
+_UNITS = {
+    **dict.fromkeys(("w", "wk", "week", "weeks"), "weeks"),
+    **dict.fromkeys(("d", "day", "days"), "days"),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), "hours"),
+    **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), "minutes"),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), "seconds"),
+}
 _USAGE = 'sla is a duration: pd.Timedelta(days=30), "30 days", "30d" or "12 h"'
 
 
@@ -59,8 +67,12 @@ def parse_sla(value: Any) -> int | None:
         or (isinstance(value, str) and re.fullmatch(r"\s*[-+]?[\d.]+(?:e[-+]?\d+)?\s*", value, re.I))
     ):
         raise ConfigurationError(f"open_cases(): sla={value!r} has no unit.", hint=_USAGE)
+    short = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*", value, re.I) if isinstance(value, str) else None
     try:
-        td = pd.Timedelta(value)
+        if short and short.group(2).lower() in _UNITS:  # "30d", "12 h": pandas deprecates some spellings
+            td = pd.Timedelta(**{_UNITS[short.group(2).lower()]: float(short.group(1))})
+        else:
+            td = pd.Timedelta(value)
     except (ValueError, TypeError):
         raise ConfigurationError(f"open_cases(): sla={value!r} is not a duration.", hint=_USAGE) from None
     if pd.isna(td) or td <= pd.Timedelta(0):

@@ -150,3 +150,15 @@ def test_drivers_verb_is_the_logs_answer(pshell, conn, project):
         parse_pm_args("drivers --by supplier")
     with pytest.raises(ConfigurationError, match="does not take --min-cases"):
         parse_pm_args("summary --min-cases 3")
+
+
+def test_open_cases_verb_is_the_logs_answer(pshell, conn):
+    pshell.run_cell('%pm open_cases --project "Order to Cash" --sla 30d -o o')
+    pd.testing.assert_frame_equal(pshell.user_ns["o"], conn.mining("Order to Cash").open_cases(sla="30d"))
+    assert len(pshell.user_ns["o"]) > 0 and "p_late" in pshell.user_ns["o"].columns
+    pshell.run_cell("%pm open_cases -o plain")
+    assert "p_late" not in pshell.user_ns["plain"].columns
+    with pytest.raises(ConfigurationError, match="does not take --sla"):
+        parse_pm_args("summary --sla 30d")
+    with pytest.raises(ConfigurationError, match="no unit"):
+        conn.mining("Order to Cash").open_cases(sla="30")

@@ -305,3 +305,18 @@ def test_the_statements_as_plain_values():
     assert late_share(grid, -1) == 1.0 and late_share(grid, 0.5) == 1.0
     assert late_share(grid, 10) == pytest.approx(0.9) and late_share(grid, 99) == pytest.approx(0.01)
     assert late_share(grid, 150) == 0.0
+
+
+def test_sla_spellings():
+    import datetime as dt
+
+    from pm_notebook.mining._open_cases import parse_sla
+
+    day = 86_400_000
+    assert parse_sla("30d") == parse_sla("30 days") == parse_sla(pd.Timedelta(days=30)) == 30 * day
+    assert parse_sla("2 weeks") == parse_sla(dt.timedelta(days=14)) == 14 * day
+    assert parse_sla("12 h") == parse_sla("12h") == day // 2 and parse_sla("P1D") == day
+    assert parse_sla(None) is None
+    for bad in ("soon", 30, 2.5, "30", "-3 days", "0 s", pd.NaT, True, "3 parsecs"):
+        with pytest.raises(ConfigurationError, match="sla"):
+            parse_sla(bad)
