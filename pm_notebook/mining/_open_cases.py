@@ -53,6 +53,7 @@ _UNITS = {
     **dict.fromkeys(("m", "min", "mins", "minute", "minutes"), "minutes"),
     **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), "seconds"),
 }
+_UNIT_MS = {"weeks": 604_800_000, "days": 86_400_000, "hours": 3_600_000, "minutes": 60_000, "seconds": 1000}
 _USAGE = 'sla is a duration: pd.Timedelta(days=30), "30 days", "30d" or "12 h"'
 
 
@@ -70,7 +71,7 @@ def parse_sla(value: Any) -> int | None:
     short = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*", value, re.I) if isinstance(value, str) else None
     try:
         if short and short.group(2).lower() in _UNITS:  # "30d", "12 h": pandas deprecates some spellings
-            td = pd.Timedelta(**{_UNITS[short.group(2).lower()]: float(short.group(1))})
+            td = pd.Timedelta(float(short.group(1)) * _UNIT_MS[_UNITS[short.group(2).lower()]], unit="ms")
         else:
             td = pd.Timedelta(value)
     except (ValueError, TypeError):
