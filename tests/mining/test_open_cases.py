@@ -320,3 +320,42 @@ def test_sla_spellings():
     for bad in ("soon", 30, 2.5, "30", "-3 days", "0 s", pd.NaT, True, "3 parsecs"):
         with pytest.raises(ConfigurationError, match="sla"):
             parse_sla(bad)
+
+
+def test_over_the_subquery_limit_it_names_large_subqueries(up_conn):
+    """Under ``maxSubqueryRows`` (lowered to 100 here: the same plan as 100,000 on a larger log) the
+    history's join inlines more completed cases than that and is refused with an error naming
+    ``large_subqueries=True``; opened with it, the answer runs and equals the unlimited one."""
+    from pm_notebook.errors import QueryError
+    from pm_notebook.mining import ProcessLog
+
+    from .test_subquery_limits import ContextSource
+
+    events = hard_log(240, 6)
+    project = up_conn.create_project("Open cases limit")
+    assert up_conn.upload(project, events).status == "DONE"
+    limited = ProcessLog.open(ContextSource(up_conn, {"maxSubqueryRows": 100}), project)
+    with pytest.raises(QueryError, match="large_subqueries=True"):
+        limited.open_cases(end_activities=["D"])
+    large = ProcessLog.open(ContextSource(up_conn, {"maxSubqueryRows": 100}), project, large_subqueries=True)
+    answer = large.open_cases(sla="3 days", end_activities=["D"], min_evidence=8)
+    whole = up_conn.mining(project).open_cases(sla="3 days", end_activities=["D"], min_evidence=8)
+    pd.testing.assert_frame_equal(pd.DataFrame(answer), pd.DataFrame(whole))
+
+
+def test_the_docs_example_on_helpdesk_cut_at_2013(up_conn):
+    """docs/mining.md's worked example: the Helpdesk log as it stood on 2013-01-01, against pandas."""
+    from tests.lifecycle.real_logs import read
+
+    events = read("helpdesk")
+    cut = pd.Timestamp("2013-01-01", tz="UTC")
+    started = events.groupby(CASE)[END].transform("min")
+    kept = events[(started < cut) & (events[END] <= cut)].reset_index(drop=True)
+    log = _uploaded(up_conn, "Helpdesk 2012", kept)
+    answer = log.open_cases(sla="45 days", as_of=cut, end_activities=["Closed"])
+    want, n = expected(kept, {"Closed"}, sla=pd.Timedelta(days=45), min_evidence=30, now=cut)
+    check(answer, want, n)
+    assert (len(answer), n) == (49, 17800)
+    assert answer.attrs["levels"] == {"activity+elapsed": 39, "activity": 9, "overall": 1}
+    row = answer.set_index("case_id").loc["Case 757"]
+    assert (row["level"], int(row["evidence"]), round(row["p_late"], 2)) == ("activity+elapsed", 168, 0.78)
