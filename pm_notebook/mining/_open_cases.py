@@ -18,8 +18,8 @@ their remaining time from the project's own history (no model), from the rows Dr
   error on Druid).
 * **Late** (with ``sla``): ``p_late`` = P(E + R > sla) = P(R > sla − E) for R the remaining time of the
   evidence: 1 when E already exceeds the sla; else ``1 − F(sla − E)``, F read from the evidence's
-  percentiles 1..99 and maximum (F(x) = the largest level k % whose percentile is ≤ x; 1 at or past the
-  maximum): within 0.01 of the evidence's exact share, plus the sketch's rank error on Druid.
+  percentiles 5, 10, ..., 95 and maximum (F(x) = the largest level k % whose percentile is ≤ x; 1 at or
+  past the maximum): within 0.05 of the evidence's exact share, plus the sketch's rank error on Druid.
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ __all__ = ["LEVEL_NAMES", "bin_label", "bin_of", "late_share", "open_cases", "pa
 #: the evidence an estimate rests on, finest first
 LEVEL_NAMES = ("activity+elapsed", "activity", "overall")
 _GRID = [qname(q) for q in sql.LEVELS] + ["p100"]
+#: the level of each column of _GRID
+_STEPS = np.array([*sql.LEVELS, 1.0])
+_P50, _P90 = _GRID.index("p50"), _GRID.index("p90")
 #: the unit words of a short duration ("30d", "12 h", "2 weeks")
 _UNITS = {
     **dict.fromkeys(("w", "wk", "week", "weeks"), "weeks"),
@@ -114,12 +117,12 @@ def bin_label(b: int) -> str:
 
 
 def late_share(grid: np.ndarray, x: float) -> float:
-    """P(R > x) from the percentiles 1..99 and the maximum of R (*grid*, 100 values ascending): 1 − the
+    """P(R > x) from the percentiles 5..95 and the maximum of R (*grid*, 20 values ascending): 1 − the
     largest level whose value is ≤ x (0 when none is)."""
     if x < 0:
         return 1.0
     below = np.flatnonzero(grid <= x)
-    return 1.0 - (0.0 if not len(below) else (below[-1] + 1) / 100)
+    return 1.0 - (0.0 if not len(below) else float(_STEPS[below[-1]]))
 
 
 def _completion(log: LogParts, end_activities: Iterable[str] | None) -> sql.Completion:
@@ -205,7 +208,7 @@ def open_cases(
         "method": "remaining time: percentiles (APPROX_QUANTILE_DS) of the completed cases' remaining time "
         "after each task, at the same activity and elapsed bin (bins about doubling from 1 min), falling "
         f"back to the activity, then to every observation, under {min_evidence} observations; p_late = "
-        "1 - F(sla - elapsed), F read from the percentiles 1..99 and the maximum",
+        "1 - F(sla - elapsed), F read from the percentiles 5..95 and the maximum",
     }
     return log._answer(frame, statements, **attrs)
 
@@ -252,8 +255,8 @@ def _estimates(
         n, values = chosen
         out["level"].append(level)
         out["evidence"].append(n)
-        out["p50"].append(values[49] if n else math.nan)
-        out["p90"].append(values[89] if n else math.nan)
+        out["p50"].append(values[_P50] if n else math.nan)
+        out["p90"].append(values[_P90] if n else math.nan)
         late = math.nan
         if sla_ms is not None and n:
             late = late_share(values, sla_ms - int(e))

@@ -17,6 +17,8 @@ from _mining_source import RecordingSource, Sent, run
 from pm_notebook.errors import QueryError
 from pm_notebook.mining import ProcessLog
 from pm_notebook.mining._schema import ROLES
+from pm_notebook.mining._sql._base import qname
+from pm_notebook.mining._sql.open_cases import LEVELS as OPEN_LEVELS
 
 #: the small limit the statements run under a second time: fewer rows than the demo project's 300 cases, so
 #: every semi-join of a case filter and the window of arrivals() is over it, and every statement that inlines
@@ -355,8 +357,8 @@ def test_the_small_limit_is_reached(logs, names, standin_conn, druid_conn):
 
 
 # --- open_cases(): its three statements on Druid ---------------------------------------------------------
-#: how far p_late may differ: the 0.01 of its percentile grid on each engine, and the sketch's rank error
-P_LATE_TOLERANCE = 0.01 + RANK_ERROR
+#: how far p_late may differ: the 0.05 of its percentile grid on each engine, and the sketch's rank error
+P_LATE_TOLERANCE = 0.05 + RANK_ERROR
 
 
 @pytest.mark.parametrize(
@@ -403,14 +405,17 @@ def _same_history(standin_conn, druid_conn, sent: Sent) -> list[str]:
     key = ["grouping", "activity", "bin"]
     ours, theirs = (f.sort_values(key, na_position="first").reset_index(drop=True) for f in (ours, theirs))
     out = differences(sent.sql, ours[[*key, "observations", "p100"]], theirs[[*key, "observations", "p100"]])
-    grid_ours = ours[[f"p{k}" for k in range(1, 101)]].astype("float64").to_numpy()
-    grid_theirs = theirs[[f"p{k}" for k in range(1, 100)]].astype("float64").to_numpy()
+    levels = np.array([*OPEN_LEVELS, 1.0])
+    names = [qname(q) for q in OPEN_LEVELS]
+    grid_ours = ours[[*names, "p100"]].astype("float64").to_numpy()
+    grid_theirs = theirs[names].astype("float64").to_numpy()
     for i, n in enumerate(ours["observations"].astype("int64")):
         tol = RANK_ERROR + 1 / n
-        for k in range(1, 100):
-            lo, hi = int(np.floor(100 * (k / 100 - tol))), int(np.ceil(100 * (k / 100 + tol)))
-            low = -np.inf if lo < 1 else grid_ours[i, lo - 1]
-            high = grid_ours[i, min(hi, 100) - 1]
-            if not low <= grid_theirs[i, k - 1] <= high:
-                out.append(f"row {i} (n={n}) p{k}: Druid {grid_theirs[i, k - 1]} outside [{low}, {high}]")
+        for j, q in enumerate(OPEN_LEVELS):
+            # the stand-in's percentiles at the grid's levels just outside [q - tol, q + tol]
+            below, above = np.flatnonzero(levels <= q - tol), np.flatnonzero(levels >= q + tol)
+            low = grid_ours[i, below[-1]] if len(below) else -np.inf
+            high = grid_ours[i, above[0]] if len(above) else grid_ours[i, -1]
+            if not low <= grid_theirs[i, j] <= high:
+                out.append(f"row {i} (n={n}) {names[j]}: Druid {grid_theirs[i, j]} outside [{low}, {high}]")
     return out

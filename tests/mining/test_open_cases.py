@@ -2,7 +2,7 @@
 computation on the same events — generated logs with the hard shapes (ties, duplicate events, overlapping
 tasks, one-event cases, activities repeated) uploaded to a sandbox of this module's own, and the 4TU receipt
 log — counts exact, quantiles by the stated rule (the ⌈q·n⌉-th smallest, numpy's ``inverted_cdf``: the
-stand-in computes ``APPROX_QUANTILE_DS`` exactly), ``p_late`` by its rule and within 0.01 of the exact
+stand-in computes ``APPROX_QUANTILE_DS`` exactly), ``p_late`` by its rule and within 0.05 of the exact
 share; filters composed; the completion lookup against the same rule given as end activities; the
 statement count; bad input."""
 
@@ -54,7 +54,7 @@ def expected(
     obs["remaining"] = obs[CASE].map(cases["end"]) - obs["e"]
     cut = pd.cut(obs["elapsed"], [0, *EDGES_MS, np.inf], right=False, labels=False)
     obs["bin"] = cut.astype(int)
-    levels = np.arange(1, 100) / 100
+    levels = np.arange(1, 20) / 20
 
     def grid(values: pd.Series) -> np.ndarray:
         r = np.sort(values.to_numpy(dtype="float64"))
@@ -62,7 +62,7 @@ def expected(
 
     fine = {k: (len(v), grid(v)) for k, v in obs.groupby([ACT, "bin"])["remaining"]}
     coarse = {k: (len(v), grid(v)) for k, v in obs.groupby(ACT)["remaining"]}
-    overall = (len(obs), grid(obs["remaining"])) if len(obs) else (0, np.full(100, np.nan))
+    overall = (len(obs), grid(obs["remaining"])) if len(obs) else (0, np.full(20, np.nan))
     samples = {k: v.to_numpy() for k, v in obs.groupby([ACT, "bin"])["remaining"]}
     samples |= {(k, None): v.to_numpy() for k, v in obs.groupby(ACT)["remaining"]}
     rows = []
@@ -82,13 +82,13 @@ def expected(
             "elapsed": pd.Timedelta(milliseconds=elapsed),
             "level": level,
             "evidence": n,
-            "p50_remaining": pd.Timedelta(milliseconds=q[49]) if n else pd.NaT,
-            "p90_remaining": pd.Timedelta(milliseconds=q[89]) if n else pd.NaT,
+            "p50_remaining": pd.Timedelta(milliseconds=q[9]) if n else pd.NaT,
+            "p90_remaining": pd.Timedelta(milliseconds=q[17]) if n else pd.NaT,
         }
         if sla is not None:
             x = sla / pd.Timedelta(milliseconds=1) - elapsed
             below = np.flatnonzero(q <= x)
-            out["p_late"] = 1.0 if x < 0 else 1.0 - (below[-1] + 1) / 100 if len(below) else 1.0
+            out["p_late"] = 1.0 if x < 0 else 1.0 - (below[-1] + 1) / 20 if len(below) else 1.0
             pool = samples[key] if key is not None else obs["remaining"].to_numpy()
             out["exact_share"] = float((pool > x).mean()) if x >= 0 else 1.0
         rows.append(out)
@@ -112,8 +112,8 @@ def check(answer: pd.DataFrame, want: pd.DataFrame, observations: int) -> None:
         assert np.array_equal(a, b, equal_nan=True), col
     if "p_late" in want:
         assert got["p_late"].to_numpy() == pytest.approx(want["p_late"].to_numpy(), abs=1e-12)
-        # the stated tolerance: within 0.01 of the exact share of the evidence
-        assert np.all(np.abs(got["p_late"].to_numpy() - want["exact_share"].to_numpy()) <= 0.01 + 1e-12)
+        # the stated tolerance: within 0.05 of the exact share of the evidence
+        assert np.all(np.abs(got["p_late"].to_numpy() - want["exact_share"].to_numpy()) <= 0.05 + 1e-12)
         order = answer[["p_late", "elapsed"]].to_numpy()
         assert all(tuple(order[i]) >= tuple(order[i + 1]) for i in range(len(order) - 1))  # ranked
 
@@ -287,7 +287,7 @@ def test_the_statements_as_plain_values():
     past = sql.history(schema, Filters(), done)
     assert past.params == ("D", "E")
     assert (
-        past.sql.count("APPROX_QUANTILE_DS") == 99 and 'MAX((c."end_ms" - v."enddate")) AS "p100"' in past.sql
+        past.sql.count("APPROX_QUANTILE_DS") == 19 and 'MAX((c."end_ms" - v."enddate")) AS "p100"' in past.sql
     )
     assert past.sql.endswith(
         'GROUP BY GROUPING SETS ((v."vertex_name", '
@@ -301,10 +301,10 @@ def test_the_statements_as_plain_values():
     probes = np.array([0, *[e + d for e in EDGES_MS for d in (-1, 0, 1)]])
     want = [sum(v >= e for e in EDGES_MS) for v in probes]
     assert bin_of(probes).tolist() == want
-    grid = np.append(np.arange(1, 100, dtype=float), 150.0)  # percentile k is k, the maximum 150
-    assert late_share(grid, -1) == 1.0 and late_share(grid, 0.5) == 1.0
-    assert late_share(grid, 10) == pytest.approx(0.9) and late_share(grid, 99) == pytest.approx(0.01)
-    assert late_share(grid, 150) == 0.0
+    grid = np.append(np.arange(5, 100, 5, dtype=float), 150.0)  # percentile k is k, the maximum 150
+    assert late_share(grid, -1) == 1.0 and late_share(grid, 4.5) == 1.0
+    assert late_share(grid, 10) == pytest.approx(0.9) and late_share(grid, 12) == pytest.approx(0.9)
+    assert late_share(grid, 99) == pytest.approx(0.05) and late_share(grid, 150) == 0.0
 
 
 def test_sla_spellings():
@@ -358,4 +358,4 @@ def test_the_docs_example_on_helpdesk_cut_at_2013(up_conn):
     assert (len(answer), n) == (49, 17800)
     assert answer.attrs["levels"] == {"activity+elapsed": 39, "activity": 9, "overall": 1}
     row = answer.set_index("case_id").loc["Case 757"]
-    assert (row["level"], int(row["evidence"]), round(row["p_late"], 2)) == ("activity+elapsed", 168, 0.78)
+    assert (row["level"], int(row["evidence"]), round(row["p_late"], 2)) == ("activity+elapsed", 168, 0.8)

@@ -7,7 +7,7 @@ at most.
   its transition to END), its start and its latest event end. The transitions to END are joined to the
   filtered open cases of the cases table (Druid inlines that subquery: one row per open case).
 * :func:`history`: per (activity, elapsed bin), per activity and once for the whole log (``GROUPING SETS``):
-  the observations of the completed cases and the percentiles 1..99 of their remaining time, and its
+  the observations of the completed cases and the percentiles 5, 10, ..., 95 of their remaining time, and its
   maximum. An *observation* is one task of a completed case: its activity, the elapsed time from the case's
   first event to the task's end, and the remaining time from the task's end to the case's last event. The
   tasks are joined to the filtered completed cases (Druid inlines that subquery: one row per completed case).
@@ -44,8 +44,11 @@ EDGES_MS: tuple[int, ...] = (
     *(h * _HOUR for h in (1, 2, 4, 8, 12)),
     *(d * _DAY for d in (1, 2, 4, 7, 14, 30, 60, 90, 180, 365, 730)),
 )
-#: the percentile levels :func:`history` computes (1 % .. 99 %; the maximum is the 100th)
-LEVELS: tuple[float, ...] = tuple(k / 100 for k in range(1, 100))
+#: the percentile levels :func:`history` computes (5 %, 10 %, ... 95 %; the maximum is the 100th). Every
+#: level is a post-aggregation of one sketch on Druid, but a quantile of its own on the stand-in (about 0.3 s
+#: per level over a million observations): a step of 5 % keeps a 100,000-case history to seconds there, and
+#: is finer than the sampling error of a bin of 30 observations (about ±9 % on a share)
+LEVELS: tuple[float, ...] = tuple(k / 20 for k in range(1, 20))
 
 _REFUSAL = (
     "Open the log with conn.mining(project, large_subqueries=True): open_cases() joins the tasks (or the "
@@ -126,7 +129,8 @@ def open_cases(schema: Schema, filters: Filters, completion: Completion) -> Stat
 def history(schema: Schema, filters: Filters, completion: Completion) -> Statement:
     """Per ``GROUPING SETS ((activity, bin), (activity), ())`` over the observations of the filtered completed
     cases: ``activity``, ``bin``, ``grouping`` (``GROUPING(activity, bin)``: 0, 1 or 3), ``observations``,
-    ``p1`` .. ``p99`` (``APPROX_QUANTILE_DS`` of the remaining time, ms) and ``p100`` (its maximum)."""
+    ``p5``, ``p10`` .. ``p95`` (``APPROX_QUANTILE_DS`` of the remaining time, ms) and ``p100`` (its
+    maximum)."""
     act, end = schema.col("vertex", "activity"), schema.col("vertex", "end")
     inner, params = _cases(schema, filters, completion.completed(schema))
     elapsed = f'(v.{end} - c."start_ms")'
