@@ -367,8 +367,11 @@ P_LATE_TOLERANCE = 0.05 + RANK_ERROR
         lambda log: log.open_cases(sla="30 days", min_evidence=5),  # by the completion lookup
         lambda log: log.open_cases(sla="20 days", end_activities=["Receive Payment"], min_evidence=5),
         lambda log: log.between("2025-04-01", None).open_cases(sla="30 days", min_evidence=5),
+        lambda log: log.where("tasks_count > ?", 5).open_cases(
+            sla="20 days", end_activities=["Receive Payment"]
+        ),
     ],
-    ids=["lookup", "end_activities", "filtered"],
+    ids=["lookup", "end_activities", "filtered", "filtered_end_activities"],
 )
 def test_open_cases_same_answer_and_statements(standin_conn, druid_conn, ask):
     """Order to Cash (the demo project with open cases): the same open cases, elapsed times, levels and

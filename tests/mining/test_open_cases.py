@@ -256,7 +256,7 @@ def test_bad_input_is_a_clear_error(up_conn):
 
 def test_the_statements_as_plain_values():
     from pm_notebook.mining import Schema
-    from pm_notebook.mining._filters import Filters
+    from pm_notebook.mining._filters import Condition, Filters
     from pm_notebook.mining._open_cases import bin_of, late_share
     from pm_notebook.mining._sql import open_cases as sql
 
@@ -281,9 +281,14 @@ def test_the_statements_as_plain_values():
     done = sql.Completion(end_activities=("D", "E"))
     opened = sql.open_cases(schema, Filters(), done)
     assert opened.params == ("D", "E")
+    # the side Druid inlines is the open cases' transitions to END, whatever the filters
     assert opened.sql.endswith(
-        """WHERE e."destination_vertex_name" = 'END' AND e."source_vertex_name" NOT IN (?, ?)"""
+        'INNER JOIN (SELECT "caseid" AS "k", "source_vertex_name" AS "last" FROM "p_edge" WHERE '
+        '"destination_vertex_name" = \'END\' AND "source_vertex_name" NOT IN (?, ?)) AS e '
+        'ON "caseid" = e."k"'
     )
+    filtered = sql.open_cases(schema, Filters().add(Condition("x > ?", (3,))), done)
+    assert filtered.params == ("D", "E", 3) and filtered.sql.endswith('ON "caseid" = e."k" WHERE (x > ?)')
     past = sql.history(schema, Filters(), done)
     assert past.params == ("D", "E")
     assert (

@@ -4,8 +4,8 @@ at most.
 * :func:`now`: one row, the latest event end over the project's current cases (every case, whatever the
   filters): the "now" elapsed time is measured to, when the user gives no ``as_of``.
 * :func:`open_cases`: one row per open case of the filtered log: its id, its last activity (the source of
-  its transition to END), its start and its latest event end. The transitions to END are joined to the
-  filtered open cases of the cases table (Druid inlines that subquery: one row per open case).
+  its transition to END), its start and its latest event end: the transitions to END joined to the cases
+  table (Druid inlines one side: one row per open case).
 * :func:`history`: per (activity, elapsed bin), per activity and once for the whole log (``GROUPING SETS``):
   the observations of the completed cases and the percentiles 5, 10, ..., 95 of their remaining time, and its
   maximum. An *observation* is one task of a completed case: its activity, the elapsed time from the case's
@@ -104,26 +104,37 @@ def _cases(schema: Schema, filters: Filters, condition: Fragment | None) -> Frag
 
 def open_cases(schema: Schema, filters: Filters, completion: Completion) -> Statement:
     """One row per open case of the filtered log: ``case_id``, ``last_activity``, ``start_ms``,
-    ``last_ms`` (its latest event end)."""
+    ``last_ms`` (its latest event end).
+
+    The side Druid inlines is the smaller one it can be: by the lookup, the filtered cases that are not
+    completed (the transitions to END joined to them); given end activities, the transitions to END from
+    any other activity — the open cases of the whole project — joined to the filtered cases table."""
     src, dst = schema.col("edge", "source"), schema.col("edge", "target")
+    e_case = schema.col("edge", "case")
     if completion.end_activities:
-        inner, inner_params = _cases(schema, filters, None)
-        outer = f" AND e.{src} NOT IN ({placeholders(len(completion.end_activities))})"
-        outer_params: tuple[object, ...] = completion.end_activities
-    else:
-        lookup = completion.lookup
-        version = schema.col("cases", "case_version")
-        not_done = (f"COALESCE(LOOKUP({version}, '{lookup}'), 'false') <> 'true'", ())
-        inner, inner_params = _cases(schema, filters, not_done)
-        outer, outer_params = "", ()
+        where, params = filters.where(schema, "cases")
+        case, t, end = schema.col("cases", "case"), schema.col("cases", "time"), schema.col("cases", "end")
+        ends = completion.end_activities
+        sql = (
+            f'SELECT {case} AS "case_id", e."last" AS "last_activity", '
+            f'TIMESTAMP_TO_MILLIS({t}) AS "start_ms", {end} AS "last_ms" '
+            f"FROM {schema.table('cases')} INNER JOIN "
+            f'(SELECT {e_case} AS "k", {src} AS "last" FROM {schema.table("edge")} '
+            f"WHERE {dst} = '{END}' AND {src} NOT IN ({placeholders(len(ends))})) AS e "
+            f'ON {case} = e."k"{where}'
+        )
+        return Statement(sql, (*ends, *params), refusal_hint=_REFUSAL)
+    version = schema.col("cases", "case_version")
+    not_done = (f"COALESCE(LOOKUP({version}, '{completion.lookup}'), 'false') <> 'true'", ())
+    inner, inner_params = _cases(schema, filters, not_done)
     sql = (
-        f'SELECT e.{schema.col("edge", "case")} AS "case_id", e.{src} AS "last_activity", '
+        f'SELECT e.{e_case} AS "case_id", e.{src} AS "last_activity", '
         f'c."start_ms" AS "start_ms", c."end_ms" AS "last_ms" '
         f"FROM {schema.table('edge')} AS e INNER JOIN ({inner}) AS c "
-        f'ON e.{schema.col("edge", "case")} = c."k" '
-        f"WHERE e.{dst} = '{END}'{outer}"
+        f'ON e.{e_case} = c."k" '
+        f"WHERE e.{dst} = '{END}'"
     )
-    return Statement(sql, (*inner_params, *outer_params), refusal_hint=_REFUSAL)
+    return Statement(sql, inner_params, refusal_hint=_REFUSAL)
 
 
 def history(schema: Schema, filters: Filters, completion: Completion) -> Statement:
