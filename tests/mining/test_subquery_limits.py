@@ -175,8 +175,9 @@ def test_more_than_100000_cases_at_the_default_limit(large):
 
 def test_open_cases_over_100000_cases_names_the_option_and_runs_with_it(large):
     """open_cases() at Druid's default limit on a project of more than 100,000 cases: its history joins the
-    tasks to the completed cases, which Druid inlines — more than 100,000 rows: refused naming
-    ``large_subqueries=True``; with it, the answer runs (no more statements) and learns from every case."""
+    tasks to the ~96,000 completed cases, which Druid inlines after the semi-join that finds them (their ids):
+    more than 100,000 rows together, refused naming ``large_subqueries=True``; with it, the answer runs (no
+    more statements) and learns from every completed case."""
     conn, project = large
     log = conn.mining(project).with_excluded()
     with pytest.raises(QueryError, match="100,000") as err:
