@@ -7,8 +7,8 @@ answer is kept with ``-o NAME``; ``--sql`` shows the Druid SQL statements the an
 ``%pm upload df --project NAME --create`` sends a DataFrame to a project first (and chooses it).
 ``%pm drivers slow --by supplier,company_code --min-cases 20`` ranks the dimension values that go with an
 outcome (the outcome is the word after ``drivers``; quote one with spaces: ``"where:tasks_count > 8"``).
-``%pm open_cases --sla 30d`` lists the open cases with their estimated remaining time and chance of missing
-the deadline.
+``%pm open_cases --sla 30d [--end-activities "Pay Invoice,Cancel Order"]`` lists the open cases with their
+estimated remaining time and chance of missing the deadline.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "dotted": ("dotted_chart", ("freq",)),
     "endpoints": ("endpoints", ()),
     "drivers": ("drivers", ("outcome", "by", "min_cases")),
-    "open_cases": ("open_cases", ("sla",)),
+    "open_cases": ("open_cases", ("sla", "end_activities")),
 }
 #: not an answer: ``%pm upload DF --project NAME [--create]`` sends a DataFrame to a project
 UPLOAD = "upload"
@@ -88,6 +88,12 @@ def _parser() -> argparse.ArgumentParser:
         "--min-cases", type=int, dest="min_cases", help="drivers: values with fewer cases are left out"
     )
     p.add_argument("--sla", help="open_cases: the deadline, a duration (30d, '30 days', 12h)")
+    p.add_argument(
+        "--end-activities",
+        dest="end_activities",
+        help="open_cases: the activities that complete a case, comma-separated (default: the project's "
+        "completion lookup)",
+    )
     p.add_argument("--k", type=int, help="bottlenecks: how many transitions")
     p.add_argument("--metric", help="bottlenecks: p90|total; map: frequency|performance")
     p.add_argument("--stat", help="map: the waiting-time statistic (median, mean, p90, ...)")
@@ -132,13 +138,18 @@ def parse_pm_args(line: str) -> argparse.Namespace:
             args.by = [name.strip() for name in args.by.split(",") if name.strip()]
     elif args.data is not None:
         raise ConfigurationError(f"%pm {args.answer}: unexpected {args.data!r}.", hint="%pm --help")
+    if args.end_activities is not None:
+        args.end_activities = [name.strip() for name in args.end_activities.split(",") if name.strip()]
     elif args.create:
         raise ConfigurationError(
             "--create goes with %pm upload.", hint="%pm upload df --project NAME --create"
         )
     if args.answer is not None and args.answer != UPLOAD:
         allowed = set(ANSWERS[args.answer][1])
-        names = ("top", "by", "k", "metric", "stat", "freq", "activities", "paths", "min_cases", "sla")
+        names = (
+            *("top", "by", "k", "metric", "stat", "freq", "activities", "paths", "min_cases"),
+            *("sla", "end_activities"),
+        )
         given = [n for n in names if getattr(args, n) is not None]
         wrong = [n for n in given if n not in allowed]
         if wrong:
