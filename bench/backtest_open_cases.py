@@ -102,7 +102,7 @@ def backtest(conn, name: str) -> list[dict[str, object]]:
 
 def main() -> None:
     import pm_notebook
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     sb = start(cases=5, log_path=Path(tempfile.mkdtemp(prefix="backtest-")) / "sandbox.log")
     try:

@@ -153,7 +153,7 @@ def hard_log(cases: int, seed: int) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def up_conn(tmp_path_factory, connect_workgroup):
-    from pm_notebook.sandbox import start
+    from pm_sandbox import start
 
     sb = start(cases=20, log_path=tmp_path_factory.mktemp("open-cases-sandbox") / "sandbox.log")
     conn = connect_workgroup(sb)
