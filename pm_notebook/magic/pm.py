@@ -11,6 +11,8 @@ outcome (the outcome is the word after ``drivers``; quote one with spaces: ``"wh
 of case starts ``FROM..TO`` (either bound may be left out: ``..2025-04-01``), a condition
 ``"where:CONDITION"`` on the cases table, or with ``--by DIMENSION`` a value of that case dimension
 (``%pm compare --by supplier Acme Globex``); ``--map`` draws the compared map under the tables.
+``%pm open_cases --sla 30d [--end-activities "Pay Invoice,Cancel Order"]`` lists the open cases with their
+estimated remaining time and chance of missing the deadline.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ ANSWERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "endpoints": ("endpoints", ()),
     "drivers": ("drivers", ("outcome", "by", "min_cases")),
     "compare": ("compare", ("top", "by", "metric", "stat", "activities", "paths")),
+    "open_cases": ("open_cases", ("sla", "end_activities")),
 }
 #: not an answer: ``%pm upload DF --project NAME [--create]`` sends a DataFrame to a project
 UPLOAD = "upload"
@@ -92,6 +95,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--min-cases", type=int, dest="min_cases", help="drivers: values with fewer cases are left out"
+    )
+    p.add_argument("--sla", help="open_cases: the deadline, a duration (30d, '30 days', 12h)")
+    p.add_argument(
+        "--end-activities",
+        dest="end_activities",
+        help="open_cases: the activities that complete a case, comma-separated (default: the project's "
+        "completion lookup)",
     )
     p.add_argument("--k", type=int, help="bottlenecks: how many transitions")
     p.add_argument("--metric", help="bottlenecks: p90|total; map: frequency|performance")
@@ -149,13 +159,18 @@ def parse_pm_args(line: str) -> argparse.Namespace:
         raise ConfigurationError(f"%pm {args.answer}: unexpected {args.more[0]!r}.", hint="%pm --help")
     if args.map and args.answer != "compare":
         raise ConfigurationError("--map goes with %pm compare.", hint="%pm map draws the process map.")
+    if args.end_activities is not None:
+        args.end_activities = [name.strip() for name in args.end_activities.split(",") if name.strip()]
     if args.create and args.answer != UPLOAD:
         raise ConfigurationError(
             "--create goes with %pm upload.", hint="%pm upload df --project NAME --create"
         )
     if args.answer is not None and args.answer != UPLOAD:
         allowed = set(ANSWERS[args.answer][1])
-        names = ("top", "by", "k", "metric", "stat", "freq", "activities", "paths", "min_cases")
+        names = (
+            *("top", "by", "k", "metric", "stat", "freq", "activities", "paths", "min_cases"),
+            *("sla", "end_activities"),
+        )
         given = [n for n in names if getattr(args, n) is not None]
         wrong = [n for n in given if n not in allowed]
         if wrong:
@@ -172,8 +187,8 @@ def parse_pm_args(line: str) -> argparse.Namespace:
 class Pm(Magics):
     """``%pm <answer> [options]``: summary, variants, throughput, activities, transitions, bottlenecks,
     rework, cases (over time), map, resources, handovers, arrivals, wip (work in progress), dotted (a
-    dotted chart), endpoints, drivers, compare — on the chosen project (``%config Pm.displaylimit`` rows
-    shown)."""
+    dotted chart), endpoints, drivers, compare, open_cases — on the chosen project (``%config
+    Pm.displaylimit`` rows shown)."""
 
     #: the identifier of this magic's completion matcher (found again by ``%unload_ext``)
     matcher_identifier = "pm_notebook.pm"

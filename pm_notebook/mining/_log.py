@@ -31,6 +31,7 @@ from ._filters import (
     CaseFilter,
     Filters,
 )
+from ._open_cases import open_cases as open_cases_answer
 from ._perspectives import ControlFlowAnswers, OrganisationAnswers, TimeAnswers
 from ._schema import Schema, read_schema
 from ._shaping import MapView, _ms, _rounded, in_task_order
@@ -630,6 +631,34 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         else:
             names = (str(labels[0]), str(labels[1]))
         return compare_answer(self, other, names, _top(top))
+
+    def open_cases(
+        self,
+        sla: Any = None,
+        *,
+        as_of: Any = None,
+        end_activities: Iterable[str] | None = None,
+        min_evidence: int = 30,
+    ) -> pd.DataFrame:
+        """The cases not yet completed, each with its last activity, its elapsed time and an estimate of its
+        remaining time from the completed cases' history: ``p50_remaining`` and ``p90_remaining`` of the
+        completed cases' remaining time after a task of the same activity at a similar elapsed time (the
+        ``level`` and ``evidence`` columns say which history answered and how much of it), and with *sla*
+        ``p_late``, the estimated probability of finishing after the sla, highest first.
+
+        :param sla: a duration (``pd.Timedelta(days=30)``, ``"30 days"``, ``"30d"``); ``None``: no ``p_late``.
+        :param as_of: the time elapsed is measured to (default: the project's last event end).
+        :param end_activities: a case is completed when its last activity is one of these (default: the
+            project's completion lookup).
+        :param min_evidence: the fewest observations an estimate rests on before it falls back to the
+            activity's, then to the whole history.
+
+        The log's filters choose both the open cases and the completed cases of the history. Definitions in
+        :mod:`pm_notebook.mining._open_cases` and docs/mining.md.
+        """
+        return open_cases_answer(
+            self, sla, as_of=as_of, end_activities=end_activities, min_evidence=min_evidence
+        )
 
     # --- process map and event export -------------------------------------------------------------
     def process_map(

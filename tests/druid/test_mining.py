@@ -17,6 +17,8 @@ from _mining_source import RecordingSource, Sent, run
 from pm_notebook.errors import QueryError
 from pm_notebook.mining import ProcessLog
 from pm_notebook.mining._schema import ROLES
+from pm_notebook.mining._sql._base import qname
+from pm_notebook.mining._sql.open_cases import LEVELS as OPEN_LEVELS
 
 #: the small limit the statements run under a second time: fewer rows than the demo project's 300 cases, so
 #: every semi-join of a case filter and the window of arrivals() is over it, and every statement that inlines
@@ -394,3 +396,90 @@ def test_compare_same_tables_and_same_statements(logs, names, standin_conn, drui
     for limit in ({}, SMALL):
         for sent in sent_theirs:
             assert _same_statement(standin_conn, druid_conn, sent, limit) == []
+
+
+# --- open_cases(): its three statements on Druid ---------------------------------------------------------
+#: how far p_late may differ: the 0.05 of its percentile grid on each engine, and the sketch's rank error
+P_LATE_TOLERANCE = 0.05 + RANK_ERROR
+
+
+@pytest.mark.parametrize(
+    "ask",
+    [
+        lambda log: log.open_cases(sla="30 days", min_evidence=5),  # by the completion lookup
+        lambda log: log.open_cases(sla="20 days", end_activities=["Receive Payment"], min_evidence=5),
+        lambda log: log.between("2025-04-01", None).open_cases(sla="30 days", min_evidence=5),
+        lambda log: log.where("tasks_count > ?", 5).open_cases(
+            sla="20 days", end_activities=["Receive Payment"]
+        ),
+    ],
+    ids=["lookup", "end_activities", "filtered", "filtered_end_activities"],
+)
+def test_open_cases_same_answer_and_statements(standin_conn, druid_conn, ask):
+    """Order to Cash (the demo project with open cases): the same open cases, elapsed times, levels and
+    evidence (exact), the percentiles within the sketch's error, ``p_late`` within its grid and the sketch's
+    error; each of the three statements gives the same rows on both engines, and under a small
+    ``maxSubqueryRows`` the same refusal (its join inlines the filtered completed cases, more than 100)."""
+    project = next(p for p in standin_conn.projects() if p.name == "Order to Cash")
+    ours = ProcessLog.open(RecordingSource(standin_conn, standin_conn), project)
+    theirs = ProcessLog.open(RecordingSource(druid_conn, standin_conn), project)
+    a, sent_ours = _ask(ours, ask)
+    b, sent_theirs = _ask(theirs, ask)
+    assert len(a) > 0 and b.attrs["sql"].count(";\n\n") == 2  # three statements (and the activity names)
+    assert [s.sql for s in sent_ours] == [s.sql for s in sent_theirs]
+    assert _same_answer(a.drop(columns="p_late"), b.drop(columns="p_late")) == []
+    assert np.all(np.abs(a["p_late"].to_numpy() - b["p_late"].to_numpy()) <= P_LATE_TOLERANCE)
+    assert a.attrs["observations"] == b.attrs["observations"] and a.attrs["now"] == b.attrs["now"]
+    for limit in ({}, SMALL):
+        for sent in sent_theirs:
+            if "APPROX_QUANTILE_DS" in sent.sql and not limit:
+                assert _same_history(standin_conn, druid_conn, sent) == []
+            else:
+                assert _same_statement(standin_conn, druid_conn, sent, limit) == []
+    with pytest.raises(QueryError, match="beyond maximum"):
+        history = sent_theirs[-1]
+        run(druid_conn, history.sql, history.params, {**SMALL, **(history.context or {})})
+
+
+@pytest.mark.parametrize("filter_name", list(FILTERS))
+def test_open_cases_with_every_filter(logs, names, filter_name):
+    """Every case filter composes with open_cases() on Druid (Purchase to Pay, open = not ending with Pay
+    Invoice: its cancelled orders): the same answer as the stand-in's, from the same statements."""
+    ours, theirs = (FILTERS[filter_name](log, names) for log in logs)
+
+    def ask(log: ProcessLog) -> pd.DataFrame:
+        return log.open_cases(sla="30 days", end_activities=["Pay Invoice"], min_evidence=5)
+
+    a, sent_ours = _ask(ours, ask)
+    b, sent_theirs = _ask(theirs, ask)
+    assert [s.sql for s in sent_ours] == [s.sql for s in sent_theirs]
+    assert _same_answer(a.drop(columns="p_late"), b.drop(columns="p_late")) == []
+    # no completed case in a filtered log (the rare activity's cases): no estimate, p_late NaN on both
+    late_a, late_b = a["p_late"].to_numpy(), b["p_late"].to_numpy()
+    assert np.allclose(late_a, late_b, rtol=0, atol=P_LATE_TOLERANCE, equal_nan=True)
+    assert a.attrs["observations"] == b.attrs["observations"]
+
+
+def _same_history(standin_conn, druid_conn, sent: Sent) -> list[str]:
+    """The history statement's rows on both engines: the groups, their observations and maxima equal; each
+    percentile Druid answers is the stand-in's exact quantile at a level within the sketch's rank error
+    (or one rank, on a small group) of the level asked — between the stand-in's percentiles at the levels
+    around that window, as the stand-in's grid gives them."""
+    ours, theirs = (run(c, sent.sql, sent.params, sent.context or {}) for c in (standin_conn, druid_conn))
+    key = ["grouping", "activity", "bin"]
+    ours, theirs = (f.sort_values(key, na_position="first").reset_index(drop=True) for f in (ours, theirs))
+    out = differences(sent.sql, ours[[*key, "observations", "p100"]], theirs[[*key, "observations", "p100"]])
+    levels = np.array([*OPEN_LEVELS, 1.0])
+    names = [qname(q) for q in OPEN_LEVELS]
+    grid_ours = ours[[*names, "p100"]].astype("float64").to_numpy()
+    grid_theirs = theirs[names].astype("float64").to_numpy()
+    for i, n in enumerate(ours["observations"].astype("int64")):
+        tol = RANK_ERROR + 1 / n
+        for j, q in enumerate(OPEN_LEVELS):
+            # the stand-in's percentiles at the grid's levels just outside [q - tol, q + tol]
+            below, above = np.flatnonzero(levels <= q - tol), np.flatnonzero(levels >= q + tol)
+            low = grid_ours[i, below[-1]] if len(below) else -np.inf
+            high = grid_ours[i, above[0]] if len(above) else grid_ours[i, -1]
+            if not low <= grid_theirs[i, j] <= high:
+                out.append(f"row {i} (n={n}) {names[j]}: Druid {grid_theirs[i, j]} outside [{low}, {high}]")
+    return out

@@ -194,3 +194,22 @@ def test_compare_verb_is_the_logs_comparison(pshell, conn, project):
         pshell.run_line_magic("pm", "compare 2025-01-01..")
     with pytest.raises(ConfigurationError, match="neither a period"):
         pshell.run_line_magic("pm", "compare 2025 2026")
+
+
+def test_open_cases_verb_is_the_logs_answer(pshell, conn):
+    pshell.run_cell('%pm open_cases --project "Order to Cash" --sla 30d -o o')
+    pd.testing.assert_frame_equal(pshell.user_ns["o"], conn.mining("Order to Cash").open_cases(sla="30d"))
+    assert len(pshell.user_ns["o"]) > 0 and "p_late" in pshell.user_ns["o"].columns
+    pshell.run_cell("%pm open_cases -o plain")
+    assert "p_late" not in pshell.user_ns["plain"].columns
+    pshell.run_cell('%pm open_cases --end-activities "Receive Payment, Cancel Order" -o given')
+    pd.testing.assert_frame_equal(
+        pshell.user_ns["given"],
+        conn.mining("Order to Cash").open_cases(end_activities=["Receive Payment", "Cancel Order"]),
+    )
+    with pytest.raises(ConfigurationError, match="does not take --end-activities"):
+        parse_pm_args("drivers rework --end-activities X")
+    with pytest.raises(ConfigurationError, match="does not take --sla"):
+        parse_pm_args("summary --sla 30d")
+    with pytest.raises(ConfigurationError, match="no unit"):
+        conn.mining("Order to Cash").open_cases(sla="30")

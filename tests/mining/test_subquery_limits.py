@@ -199,6 +199,23 @@ def test_more_than_100000_cases_at_the_default_limit(large):
     assert opted.compare(opted.case_duration(min=pd.Timedelta(0)), top=3).cases == (100_500, 100_500)
 
 
+def test_open_cases_over_100000_cases_names_the_option_and_runs_with_it(large):
+    """open_cases() at Druid's default limit on a project of more than 100,000 cases: its history joins the
+    tasks to the ~96,000 completed cases, which Druid inlines after the semi-join that finds them (their ids):
+    more than 100,000 rows together, refused naming ``large_subqueries=True``; with it, the answer runs (no
+    more statements) and learns from every completed case."""
+    conn, project = large
+    log = conn.mining(project).with_excluded()
+    with pytest.raises(QueryError, match="100,000") as err:
+        log.open_cases(end_activities=["Pay Invoice"])  # the cancelled orders are the open cases
+    assert "large_subqueries=True" in (err.value.hint or "")
+    opted = ProcessLog.open(ContextSource(conn), project, large_subqueries=True).with_excluded()
+    answer = opted.open_cases(sla="30 days", end_activities=["Pay Invoice"])
+    assert answer.attrs["sql"].count(";\n\n") == 2
+    tasks = int(log.summary()["events"].iloc[0])
+    assert 0 < answer.attrs["observations"] <= tasks and len(answer) > 0
+
+
 def _documented_statements() -> dict[str, str]:
     """docs/mining.md's table of answers: the answer's cell → its statements cell."""
     from pathlib import Path
@@ -244,13 +261,21 @@ def test_the_statements_each_answer_sends_are_the_documented_ones(small):
         "`performance_spectrum(a, b, freq)`": [lambda: log.performance_spectrum("Register", "Check")],
         "`to_pm4py()`": [log.to_pm4py],
         "`a.compare(b)`": [lambda: log.between(None, "2025-03-01").compare(log.between("2025-03-01", None))],
+        "`open_cases(sla)`": [
+            lambda: log.open_cases(end_activities=["Archive"]),
+            lambda: log.open_cases(sla="3 days", end_activities=["Archive"]),
+        ],
     }
+    log.open_cases(end_activities=["Archive"])  # the activity names, read once per log
     documented = _documented_statements()
     assert set(documented) == set(calls)
     for answer, asks in calls.items():
         counts = {sent(ask) for ask in asks}
         assert counts == {int(documented[answer].split()[0])}, answer
     assert documented["`arrivals(freq, quantiles=(0.5, 0.9))`"] == "2 (1 with `quantiles=()`)"
+    last = log.summary()["last_event"].iloc[0]
+    assert sent(lambda: log.open_cases(as_of=last, end_activities=["Archive"])) == 2  # no clock to read
+    assert sent(lambda: log.completed_only(["Archive"]).open_cases(end_activities=["Archive"])) == 2
     assert sent(lambda: log.arrivals(quantiles=())) == 1
     assert sent(lambda: log.top_variants(0.8)) == 1  # the one filter that runs a statement when made
     filtered = log.top_variants(0.8).with_activity("Check").between("2020-01-01", "2100-01-01")
