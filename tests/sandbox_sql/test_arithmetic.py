@@ -124,7 +124,16 @@ def test_rewritten_calls_keep_their_place_and_druids_rounding(db, sql, rows):
     assert db.execute(translate(sql, NO_TABLES).sql).fetchall() == rows
 
 
-@pytest.mark.parametrize("sql", ["SELECT DIV(7, 0)", "SELECT MOD(7 + 1, 2 - 2)", "SELECT 1 / (3 - 3)"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT DIV(7, 0)",
+        "SELECT MOD(7 + 1, 2 - 2)",
+        "SELECT 1 / (3 - 3)",
+        # Druid 33 evaluates SAFE_DIVIDE's dividend even when the divisor is 0 (found by the property test)
+        "SELECT 0 + SAFE_DIVIDE(MOD(0, 0), 0)",
+    ],
+)
 def test_an_integer_division_by_zero_fails_as_in_druid(db, sql):
     message, native = stand_in(db, sql)
     assert native is None and "/ by zero" in message and "TRY(" not in message

@@ -97,10 +97,12 @@ def _div(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
 
 def _safe_divide(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     """``SAFE_DIVIDE(x, y)`` as Druid's ``safe_divide``: of integers the truncated quotient, NULL when
-    ``y`` is 0; otherwise the DOUBLE quotient, and when ``y`` is 0 (or NaN) 0.0 if ``x`` is 0, else NULL."""
+    ``y`` is 0 (x evaluated all the same, as Druid does); otherwise the DOUBLE quotient, and when ``y`` is 0 (or NaN) 0.0 if ``x`` is 0, else NULL."""
     _arity("SAFE_DIVIDE", a, 2)
     if node.meta.get(INTEGER_ARGS):
-        return tmpl("__A__ // NULLIF(__B__, 0)", A=a[0], B=a[1])
+        # Druid evaluates x before it looks at y: MOD(0, 0) inside still fails ("/ by zero"). DuckDB folds
+        # ``x // NULL`` to NULL without evaluating x, so x is asked for once in the condition.
+        return tmpl("CASE WHEN __A__ IS NULL THEN NULL ELSE __A__ // NULLIF(__B__, 0) END", A=a[0], B=a[1])
     return tmpl(
         "CASE WHEN __B__ = 0 OR isnan(CAST(__B__ AS DOUBLE)) THEN CASE WHEN __A__ = 0 THEN 0.0 END "
         "ELSE CAST(__A__ AS DOUBLE) / CAST(__B__ AS DOUBLE) END",
