@@ -105,15 +105,6 @@ def test_min_of_string(standin_conn, druid_conn, fmt):
         druid.query(statement, transport="druid")
 
 
-def test_boolean_column_as_condition(standin_conn, druid_conn, fmt):
-    # A BOOLEAN column lands on Druid as BIGINT (0/1), which NOT refuses; the stand-in keeps BOOLEAN.
-    statement, ours, druid = _both(standin_conn, druid_conn, fmt, "boolean_column_as_condition")
-    expected = standin_conn.query(fmt("SELECT COUNT(*) FROM {c} WHERE is_predicted = 0"), transport="druid")
-    assert int(ours.iat[0, 0]) == int(expected.iat[0, 0])
-    with pytest.raises(QueryError, match=r"Cannot apply 'NOT' to arguments of type 'NOT<BIGINT>'"):
-        druid.query(statement, transport="druid")
-
-
 @pytest.mark.parametrize("name", sorted(KNOWN_REFUSALS))
 def test_known_refusal_differences(post_both, fmt, name):
     # (HTTP status, error, category, key phrase) of each side, as docs/druid-dialect.md records them
