@@ -105,6 +105,21 @@ def test_min_of_string(standin_conn, druid_conn, fmt):
         druid.query(statement, transport="druid")
 
 
+def test_array_data_type_in_information_schema(standin_conn, druid_conn, fmt):
+    # INFORMATION_SCHEMA.COLUMNS.DATA_TYPE of a string array: Druid 33 answers a bare ARRAY (JDBC type 2003 on
+    # both), the stand-in ARRAY<VARCHAR> (found by tests/druid/test_uploaded_log.py).
+    statement = fmt(
+        "SELECT COLUMN_NAME, DATA_TYPE, JDBC_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = '{pid}' "
+        "AND COLUMN_NAME = 'distinct_vertices'"
+    )
+    ours = standin_conn.query(statement, transport="druid").values.tolist()
+    theirs = druid_conn.query(statement, transport="druid").values.tolist()
+    assert (ours, theirs) == (
+        [["distinct_vertices", "ARRAY<VARCHAR>", 2003]],
+        [["distinct_vertices", "ARRAY", 2003]],
+    )
+
+
 @pytest.mark.parametrize("name", sorted(KNOWN_REFUSALS))
 def test_known_refusal_differences(post_both, fmt, name):
     # (HTTP status, error, category, key phrase) of each side, as docs/druid-dialect.md records them
