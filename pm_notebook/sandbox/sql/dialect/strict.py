@@ -446,9 +446,11 @@ def _check_conditions(tree: exp.Expr, catalog: Catalog, locate: object) -> None:
                     f"Cannot apply '{word}' to arguments of type '{sides}'. Supported form(s): "
                     f"'<BOOLEAN> {word} <BOOLEAN>'"
                 )
-        clause = {exp.Where: "WHERE", exp.Having: "HAVING", exp.Filter: "FILTER"}.get(type(node))
-        if clause is None:
+        if not isinstance(node, exp.Where | exp.Having | exp.Filter):
             continue
+        clause = (
+            "WHERE" if isinstance(node, exp.Where) else "HAVING" if isinstance(node, exp.Having) else "FILTER"
+        )
         condition = node.expression if isinstance(node, exp.Filter) else node.this
         if isinstance(condition, exp.Where):
             condition = condition.this
