@@ -381,8 +381,16 @@ def _merge_handovers(frames: list[pd.DataFrame]) -> pd.DataFrame:
                 "median_wait": _pooled_quantile(waits, group[grid].to_numpy(dtype="float64"), 0.5),
             }
         )
-    frame = pd.DataFrame(rows)
+    frame = _like(pd.DataFrame(rows), both, keys)
     return frame.sort_values(["handovers", *keys], ascending=[False, True, True]).reset_index(drop=True)
+
+
+def _like(frame: pd.DataFrame, parts: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The key columns of a merged answer in the parts' dtype (a one-statement answer's: rows built from
+    Python values would otherwise come back as pandas' default ``str``)."""
+    if frame.empty:
+        return frame
+    return frame.astype({k: parts[k].dtype for k in keys})
 
 
 def _merge_edges(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -409,4 +417,4 @@ def _merge_edges(frames: list[pd.DataFrame]) -> pd.DataFrame:
                 "max": float(pd.to_numeric(group["max"]).max()),
             }
         )
-    return pd.DataFrame(rows)
+    return _like(pd.DataFrame(rows), both, ["source", "target"])

@@ -19,6 +19,7 @@ BOOLEAN                ``long`` dimension holding 1/0 (Druid stores no BOOLEAN c
 Segments are partitioned by time (``segment_granularity``, a month by default) and bounded in rows
 (``max_rows_per_segment``), as the service's own ingestion would cut them, so that a historical scans them in
 parallel. The project's lookups become Druid ``map`` lookups of the same names (tier ``__default``).
+:func:`unpublish` takes datasources and lookups off Druid again.
 
 Only the standard library talks to Druid (the overlord is the coordinator: ``coordinator_url``); DuckDB
 writes the JSON files.
@@ -30,6 +31,7 @@ import json
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -39,7 +41,14 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-__all__ = ["DruidPublishError", "Published", "publish_store", "publish_tables", "published_already"]
+__all__ = [
+    "DruidPublishError",
+    "Published",
+    "publish_store",
+    "publish_tables",
+    "published_already",
+    "unpublish",
+]
 
 DEFAULT_SEGMENT_GRANULARITY = "MONTH"
 DEFAULT_MAX_ROWS_PER_SEGMENT = 500_000
@@ -250,6 +259,23 @@ def _publish_lookups(lookups: Mapping[str, Mapping[str, str]], coordinator_url: 
     status, answer = _http(config, body)
     if status not in (200, 202):
         raise DruidPublishError(f"Druid refused the lookups: HTTP {status} {answer}")
+
+
+def unpublish(tables: Iterable[str], lookups: Iterable[str], *, coordinator_url: str) -> None:
+    """Take datasources and lookups off Druid: every segment of each datasource is marked unused and each
+    lookup is deleted from tier ``__default``. Druid stops serving them on its next coordination cycle
+    (this returns at once); an unknown name is no error."""
+    for name in tables:
+        quoted = urllib.parse.quote(name, safe="")
+        status, body = _http(f"{coordinator_url}/druid/coordinator/v1/datasources/{quoted}", method="DELETE")
+        if status not in (200, 204, 404):
+            raise DruidPublishError(f"Druid refused to drop {name!r}: HTTP {status} {body}")
+    for name in lookups:
+        quoted = urllib.parse.quote(name, safe="")
+        url = f"{coordinator_url}/druid/coordinator/v1/lookups/config/__default/{quoted}"
+        status, body = _http(url, method="DELETE")
+        if status not in (200, 202, 204, 404):
+            raise DruidPublishError(f"Druid refused to delete the lookup {name!r}: HTTP {status} {body}")
 
 
 def _store_parts(store: Any, workgroups: Iterable[str] | None) -> Iterable[tuple[Any, Any]]:

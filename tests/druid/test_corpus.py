@@ -31,7 +31,6 @@ KNOWN = {
     "duration_buckets",
     "variance",
     "min_of_string",
-    "boolean_column_as_condition",
 }
 # Refusals whose body differs (HTTP status, `error`, `category` or the message's key phrase), or that one
 # side answers: each pinned with both sides' answer in tests/druid/test_known_differences.py.

@@ -128,7 +128,8 @@ def test_open_sync_create_close_have_druids_shape(druid_cluster, druid_published
             endpoint.session.close()
 
 
-COLUMNS = "__time, caseid, duration, enddate, concurrency, distinct_vertices"
+# a flag (BIGINT 1/0, as Druid ingests a boolean) and a comparison (BOOLEAN) among them
+COLUMNS = "__time, caseid, duration, enddate, concurrency, distinct_vertices, is_predicted, duration > 0 AS d"
 
 
 def test_prepare_and_execute_answers_results_with_druids_signature(pair, pid) -> None:
@@ -343,16 +344,16 @@ def test_known_get_type_info(pair) -> None:
     assert status == 200 and "BIGINT" in [row[0] for row in ours["firstFrame"]["rows"]]
 
 
-def test_known_is_predicted_is_a_long_on_druid(pair, pid) -> None:
-    """A BOOLEAN column lands in Druid as a LONG 0/1 (sandbox/pm_sandbox/druid_publish.py): Druid types
-    ``is_predicted`` BIGINT, the stand-in BOOLEAN."""
-    sql = f'SELECT is_predicted FROM "{pid}" ORDER BY __time LIMIT 1'
+def test_a_flag_and_a_comparison_have_druids_types(pair, pid) -> None:
+    """Druid types a flag ingested from a boolean BIGINT (1/0) and a comparison BOOLEAN (true/false); so does
+    the stand-in (was a known difference: the stand-in typed ``is_predicted`` BOOLEAN)."""
+    sql = f'SELECT is_predicted, duration > 0 AS d FROM "{pid}" ORDER BY __time LIMIT 1'
     druid, standin = pair
     theirs = result_set(druid.call(proto.prepare_and_execute(druid.cid, druid.statement(), sql))[1])
     ours = result_set(standin.call(proto.prepare_and_execute(standin.cid, standin.statement(), sql))[1])
-    assert theirs["signature"]["columns"][0]["type"]["name"] == "BIGINT"
-    assert ours["signature"]["columns"][0]["type"]["name"] == "BOOLEAN"
-    assert (theirs["firstFrame"]["rows"], ours["firstFrame"]["rows"]) == ([[0]], [[False]])
+    assert ours["signature"] == theirs["signature"]
+    assert [c["type"]["name"] for c in theirs["signature"]["columns"]] == ["BIGINT", "BOOLEAN"]
+    assert ours["firstFrame"]["rows"] == theirs["firstFrame"]["rows"] == [[0, True]]
 
 
 # ----------------------------------------------------------------------------------- Druid SQL API

@@ -5,8 +5,8 @@ and ``auto`` run the same statements on ``druid_conn`` (the broker itself) and `
 stand-in's demo workgroup, whose projects are published to that Druid with the same rows): every column type
 of the demo tables, NULLs of each, an empty answer, ``?`` parameters of every kind, chunked reads and a
 refused statement. Every frame is also compared with the ``druid`` transport's frame on the stand-in, so the
-four transports agree with each other too. ``is_predicted`` (a BOOLEAN that lands in Druid as a LONG 0/1)
-is the one known difference, pinned at the end.
+four transports agree with each other too. A flag (``is_predicted``) is a BIGINT 1/0 on both, as Druid
+ingests a boolean; a comparison is a BOOLEAN on both.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def check(sql, params, transport, standin_conn, druid_conn, reference) -> pd.Dat
     return theirs
 
 
-COLUMNS = "__time, caseid, duration, enddate, concurrency, distinct_vertices, rework"
+COLUMNS = "__time, caseid, duration, enddate, concurrency, distinct_vertices, rework, is_predicted"
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -138,11 +138,21 @@ def test_a_refused_statement(transport, standin_conn, druid_conn, pid, sql, phra
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_known_is_predicted_is_a_long_on_druid(transport, standin_conn, druid_conn, pid) -> None:
-    """A BOOLEAN column lands in Druid as a LONG 0/1 (sandbox/druid_publish.py): Druid answers int64 0/1
-    where the stand-in answers bool — the same values. docs/druid-dialect.md, "Known differences"."""
-    sql = f'SELECT is_predicted FROM "{pid}" ORDER BY __time LIMIT 30'
-    ours = standin_conn.query(sql, transport=transport)["is_predicted"]
-    theirs = druid_conn.query(sql, transport=transport)["is_predicted"]
-    assert str(ours.dtype).lower().startswith("bool") and str(theirs.dtype).lower() == "int64"
-    assert ours.astype("int64").tolist() == theirs.tolist()
+def test_a_flag_is_a_bigint_and_a_comparison_a_boolean(
+    transport, standin_conn, druid_conn, reference, pid
+) -> None:
+    """Druid ingests a boolean as a long 1/0 and types a comparison BOOLEAN; the stand-in's tables hold the
+    flag as Druid does (was a known difference: the stand-in typed ``is_predicted`` BOOLEAN)."""
+    sql = (
+        "SELECT caseid, is_predicted, duration > 1728000000 AS slow, "
+        "CASE WHEN rework = 1 THEN duration > 1728000000 END AS maybe "
+        f'FROM "{pid}" ORDER BY __time'  # every case: a few are predicted
+    )
+    frame = check(sql, (), transport, standin_conn, druid_conn, reference)
+    assert str(frame["is_predicted"].dtype) == "Int64" and set(frame["is_predicted"]) == {0, 1}
+    assert str(frame["slow"].dtype) == str(frame["maybe"].dtype) == "boolean"
+    plain = druid_conn.query(f'SELECT caseid, duration, rework FROM "{pid}"', transport="druid")
+    by_case = plain.set_index("caseid").loc[frame["caseid"]]  # (rows of equal __time come in any order)
+    assert frame["slow"].tolist() == (by_case["duration"] > 1728000000).tolist()
+    assert frame["maybe"].isna().tolist() == (by_case["rework"] != 1).tolist()
+    assert frame["slow"].nunique() == 2

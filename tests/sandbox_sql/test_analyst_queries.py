@@ -266,7 +266,7 @@ CASES: list[tuple[str, str, str]] = [
         "('__time', 'duration', 'concurrency', 'caseid', 'is_predicted', 'distinct_vertices') ORDER BY "
         "ORDINAL_POSITION",
         "SELECT * FROM (VALUES ('__time', 'TIMESTAMP'), ('duration', 'BIGINT'), ('caseid', 'VARCHAR'), "
-        "('concurrency', 'DOUBLE'), ('distinct_vertices', 'ARRAY<VARCHAR>'), ('is_predicted', 'BOOLEAN'))",
+        "('concurrency', 'DOUBLE'), ('distinct_vertices', 'ARRAY<VARCHAR>'), ('is_predicted', 'BIGINT'))",
     ),
     (
         "invoice_activities",
@@ -283,8 +283,8 @@ CASES: list[tuple[str, str, str]] = [
     ),
     (
         "filtered_aggregate",
-        "SELECT COUNT(*) FILTER (WHERE rework > 0), COUNT(*) FILTER (WHERE is_predicted) FROM {c}",
-        "SELECT COUNT(*) FILTER (WHERE rework > 0), COUNT(*) FILTER (WHERE is_predicted) FROM druid.{c}",
+        "SELECT COUNT(*) FILTER (WHERE rework > 0), COUNT(*) FILTER (WHERE is_predicted = 1) FROM {c}",
+        "SELECT COUNT(*) FILTER (WHERE rework > 0), SUM(is_predicted) FROM druid.{c}",
     ),
     (
         "concurrency_rounded",

@@ -9,12 +9,14 @@ import orjson
 import pytest
 
 QUERY = (
-    "SELECT __time, caseid, tasks_count, concurrency, is_predicted, distinct_vertices FROM {c} "
+    "SELECT __time, caseid, tasks_count, concurrency, tasks_count > 9 AS long_case, distinct_vertices "
+    "FROM {c} "
     "WHERE caseid IN (SELECT caseid FROM {c} GROUP BY caseid ORDER BY caseid LIMIT 5) ORDER BY __time"
 )
-NAMES = ["__time", "caseid", "tasks_count", "concurrency", "is_predicted", "distinct_vertices"]
+NAMES = ["__time", "caseid", "tasks_count", "concurrency", "long_case", "distinct_vertices"]
 NATIVE = ["LONG", "STRING", "LONG", "DOUBLE", "LONG", "ARRAY<STRING>"]
-SQL_TYPES = ["TIMESTAMP", "VARCHAR", "BIGINT", "DOUBLE", "BOOLEAN", "ARRAY"]  # bare ARRAY, as Druid 33
+# a comparison is BOOLEAN (native LONG) and answers true/false; bare ARRAY, as Druid 33
+SQL_TYPES = ["TIMESTAMP", "VARCHAR", "BIGINT", "DOUBLE", "BOOLEAN", "ARRAY"]
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +24,7 @@ def expected(reference, tables):
     rows = reference.execute(
         tables.fmt(
             "SELECT strftime(__time, '%Y-%m-%dT%H:%M:%S.%g') || 'Z', caseid, tasks_count, concurrency, "
-            "is_predicted, "
+            "tasks_count > 9, "
             "distinct_vertices FROM druid.{c} "
             "WHERE caseid IN (SELECT caseid FROM druid.{c} ORDER BY caseid LIMIT 5) "
             "ORDER BY __time, caseid"

@@ -19,7 +19,7 @@ DRUID_MESSAGE = re.compile(
     r"No match found for function signature|Received an unexpected token|Query could not be planned|"
     r"not found in any table|Object '.*' not found|The query contains window functions|Unknown identifier|"
     r"nested too deeply|statements are not allowed|Unexpected '.*' at the start|Cannot apply|"
-    r"Incorrect syntax near the keyword|Lexical error at line"
+    r"Incorrect syntax near the keyword|Lexical error at line|clause must be a condition"
 )
 
 

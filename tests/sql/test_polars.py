@@ -106,7 +106,7 @@ EXPRESSIONS = {
     "DATE": ("CAST(__time AS DATE)", pl.Date),
     "BIGINT": ("duration", pl.Int64),
     "DOUBLE": ("concurrency", pl.Float64),
-    "BOOLEAN": ("is_predicted", pl.Boolean),
+    "BOOLEAN": ("duration > 1728000000", pl.Boolean),  # a comparison (a flag column is a BIGINT 1/0)
     "VARCHAR": ("caseid", pl.String),
     "ARRAY": ("distinct_vertices", pl.List(pl.String)),
 }

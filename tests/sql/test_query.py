@@ -20,10 +20,13 @@ DTYPES = {
     "duration": pd.Int64Dtype(),
     "concurrency": "float64",
     "caseid": pd.StringDtype("pyarrow"),
-    "is_predicted": pd.BooleanDtype(),
+    "is_predicted": pd.Int64Dtype(),  # a flag: Druid ingests a boolean as a long 1/0, so does the stand-in
+    "slow": pd.BooleanDtype(),  # a comparison: BOOLEAN on Druid 33 (tests/druid/test_transports.py)
     "distinct_vertices": "object",
 }
-TYPED_COLUMNS = ", ".join(DTYPES)
+SLOW = "duration > 1728000000"  # over 20 days: about half the demo's cases
+EXPRESSIONS = {"slow": SLOW}
+TYPED_COLUMNS = ", ".join(f"{EXPRESSIONS[n]} AS {n}" if n in EXPRESSIONS else n for n in DTYPES)
 
 
 def typed_sql(table: str, where: str = "") -> str:
@@ -50,7 +53,9 @@ def test_types_and_values_match_the_data(conn, demo_tables, duck, transport) -> 
     assert frame["caseid"].tolist() == expected["caseid"].tolist()
     assert frame["duration"].tolist() == [int(v) for v in expected["duration"]]
     assert frame["concurrency"].tolist() == pytest.approx(expected["concurrency"].tolist())
-    assert frame["is_predicted"].tolist() == [bool(v) for v in expected["is_predicted"]]
+    assert frame["is_predicted"].tolist() == [int(v) for v in expected["is_predicted"]]
+    assert frame["slow"].tolist() == [int(v) > 1728000000 for v in expected["duration"]]
+    assert set(frame["slow"]) == {True, False}
     times = pd.to_datetime(expected["__time"]).dt.tz_localize("UTC")
     assert (frame["__time"] == times.dt.as_unit("ms")).all()
     assert as_lists(frame["distinct_vertices"]) == as_lists(expected["distinct_vertices"])
@@ -70,7 +75,7 @@ def test_null_heavy_result_keeps_every_null(conn, demo_tables, duck, transport) 
         "SELECT CASE WHEN MOD(rework, 3) <> 1 THEN NULL ELSE caseid END AS s, "
         "CASE WHEN MOD(tasks_count, 2) = 0 THEN NULL ELSE duration END AS n, "
         "CASE WHEN MOD(tasks_count, 3) = 0 THEN NULL ELSE concurrency END AS x, "
-        "CASE WHEN MOD(tasks_count, 2) = 1 THEN NULL ELSE is_predicted END AS b, "
+        f"CASE WHEN MOD(tasks_count, 2) = 1 THEN NULL ELSE {SLOW} END AS b, "
         "CASE WHEN MOD(rework, 2) = 0 THEN NULL ELSE __time END AS t "
         f"FROM {demo_tables['cases']} ORDER BY __time"
     )

@@ -179,7 +179,8 @@ def build_tables(
         "rework": pa.array(rework.astype(np.int64)),
         "tasks_count": pa.array(tasks_count),
         "distinct_vertices": _list_column(names.take(pa.array(act[is_first_occ])), distinct_offsets),
-        "is_predicted": pa.array(predicted, type=pa.bool_()),
+        # a flag held as Druid holds it: Druid ingests a boolean as a long 1/0 (SQL sees BIGINT)
+        "is_predicted": pa.array(predicted.astype(np.int64), type=pa.int64()),
     }
     vertex_cols: dict[str, pa.Array] = {
         "__time": ts,

@@ -9,8 +9,9 @@ Two passes, both before DuckDB sees anything:
   DuckDB function is reachable by spelling it differently. Window functions need no query context (Druid 32
   removed ``enableWindowing``).
 * :func:`check_tree` reads the parsed statement: CAST target types, ``UNION``/``INTERSECT``/``EXCEPT``
-  (Druid has ``UNION ALL`` only), join conditions (equi-joins only) and the ordering of non-aggregating
-  queries (by ``__time`` only).
+  (Druid has ``UNION ALL`` only), join conditions (equi-joins only), the ordering of non-aggregating
+  queries (by ``__time`` only) and a numeric column where a condition belongs (``WHERE flag``, ``NOT flag``,
+  ``FILTER (WHERE flag)``, ``flag AND …``: Calcite wants a BOOLEAN, DuckDB would cast).
 
 Every refusal carries Druid's wording (see :mod:`..errors`).
 """
@@ -382,6 +383,7 @@ def check_tree(tree: exp.Expr, catalog: Catalog, locate: object) -> None:
     :param locate: ``locate(text) -> position | None`` finds a name in the statement for error positions.
     """
     _check_column_case(tree, catalog, locate)
+    _check_conditions(tree, catalog, locate)
     for node in tree.walk():
         if isinstance(node, exp.Cast) and not _cast_type_ok(node.to):
             name = node.to.sql(dialect="druid")
@@ -408,6 +410,53 @@ def _check_column_case(tree: exp.Expr, catalog: Catalog, locate: object) -> None
         name = col.name
         if name and name not in known and name.lower() in folded:
             raise invalid_sql(f"Column '{name}' not found in any table", locate(name))  # type: ignore[operator]
+
+
+def _numeric_column(node: exp.Expr, catalog: Catalog, aliases: set[str]) -> str | None:
+    """The Druid type of *node* if it is a table's numeric column (a flag is a BIGINT 1/0 on Druid)."""
+    if not isinstance(node, exp.Column) or node.name in aliases:
+        return None
+    types = {duckdb_to_druid(cols[node.name]) for cols in catalog.tables.values() if node.name in cols}
+    if len(types) == 1 and (found := types.pop()) in ("BIGINT", "DOUBLE", "FLOAT"):
+        return found
+    return None
+
+
+def _check_conditions(tree: exp.Expr, catalog: Catalog, locate: object) -> None:
+    """A numeric column where Calcite wants a condition: refused with Druid 33's wording
+    (tests/druid/test_corpus.py: the ``*_condition`` statements of the refusal corpus)."""
+    aliases = {n.alias_or_name for n in tree.walk() if isinstance(n, exp.Alias | exp.TableAlias | exp.CTE)}
+    aliases |= {c.name for n in tree.find_all(exp.TableAlias) for c in n.columns}
+
+    def numeric(node: exp.Expr | None) -> str | None:
+        return None if node is None else _numeric_column(node.unnest(), catalog, aliases)
+
+    for node in tree.walk():
+        if isinstance(node, exp.Not) and (typ := numeric(node.this)):
+            raise invalid_sql(
+                f"Cannot apply 'NOT' to arguments of type 'NOT<{typ}>'. Supported form(s): 'NOT<BOOLEAN>'",
+                locate("NOT") or locate("not"),  # type: ignore[operator]
+            )
+        if isinstance(node, exp.And | exp.Or):
+            left, right = numeric(node.this), numeric(node.expression)
+            if left or right:
+                word = "AND" if isinstance(node, exp.And) else "OR"
+                sides = f"<{left or 'BOOLEAN'}> {word} <{right or 'BOOLEAN'}>"
+                raise invalid_sql(
+                    f"Cannot apply '{word}' to arguments of type '{sides}'. Supported form(s): "
+                    f"'<BOOLEAN> {word} <BOOLEAN>'"
+                )
+        if not isinstance(node, exp.Where | exp.Having | exp.Filter):
+            continue
+        clause = (
+            "WHERE" if isinstance(node, exp.Where) else "HAVING" if isinstance(node, exp.Having) else "FILTER"
+        )
+        condition = node.expression if isinstance(node, exp.Filter) else node.this
+        if isinstance(condition, exp.Where):
+            condition = condition.this
+        if numeric(condition):
+            name = condition.unnest().name
+            raise invalid_sql(f"{clause} clause must be a condition", locate(name))  # type: ignore[operator]
 
 
 def _cast_type_ok(to: exp.DataType) -> bool:
