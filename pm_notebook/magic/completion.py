@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .. import _context
+from .. import _current
 from .._models import Table, quote_identifier
 from .args import OPTION_NAMES
 from .session import Session
@@ -133,7 +133,7 @@ def words_at(before: str, after: str, session: Session, *, line_form: bool = Fal
     state, opened = _scan(before)
     if state in ("--", "/*"):
         return "", []
-    conn = _context.get_current()
+    conn = _current.get_current()
     if conn is None:
         return "", []
     knows = _Knowledge(session, conn)

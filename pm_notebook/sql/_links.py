@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from .context import context_key
+from ..query_context import context_key
 
 __all__ = ["CREATING", "MAX_CONTEXTS", "Links", "Seat", "Seats"]
 

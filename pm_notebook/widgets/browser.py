@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
-from .. import _context
+from .. import _current
 from .._cells import cell_int
 from .._checks import find_project
 from .._models import Column, Project, Table
@@ -108,7 +108,7 @@ class ProjectBrowser(w.VBox):
     shortcut and chooses the project itself, so it also runs after a kernel restart.
 
     :param connection: the connection to browse; by default the notebook's current one (set by
-        :class:`~pm_notebook.widgets.CredentialWidget` or :func:`pm_notebook._context.set_current`),
+        :class:`~pm_notebook.widgets.CredentialWidget` or :func:`pm_notebook._current.set_current`),
         looked up when the browser first loads, not in ``__init__``.
     :param preview_rows: how many rows the preview shows.
     :param autoload: load the project list when the browser is first displayed.
@@ -210,7 +210,7 @@ class ProjectBrowser(w.VBox):
     @property
     def connection(self) -> Connection:
         """The browsed connection: the injected one, else the notebook's current one."""
-        conn = self._connection or _context.get_current()
+        conn = self._connection or _current.get_current()
         if conn is None:
             raise ConfigurationError(
                 "No connection to browse.",
@@ -365,7 +365,7 @@ class ProjectBrowser(w.VBox):
                 tables, key=lambda t: (order.index(t.kind) if t.kind in order else len(order), t.name)
             )
             # the project of later %%pmsql cells, as %pmsql --project chooses it
-            _context.set_project(conn, project, tables)
+            _current.set_project(conn, project, tables)
             self.last_error = None
             self.status.show("", "ok")
             self._apply_filter()

@@ -10,7 +10,7 @@ import pytest
 
 from pm_notebook import frames
 from pm_notebook.sql import Batch, ColumnSpec
-from pm_notebook.sql import _protocol as proto
+from pm_notebook.sql import avatica_protocol as proto
 
 HOSTILE = ["a],[b", 'q"],["x', "back\\\\", 'x\\"],[', "[[", "]]", "", "null", "plain"]
 
