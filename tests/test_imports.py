@@ -463,3 +463,59 @@ def test_the_checker_catches_a_bad_arrow(tmp_path: Path) -> None:
         "def demo():\n    import pm_sandbox.server\n"
     )
     assert _top_level_imports(fake) == {"typing", "pm_notebook", "pm_sandbox"}
+
+
+def _private_imports(module: str, path: Path) -> list[str]:
+    """The private names *module* imports from outside its own package: a name (module or attribute) with
+    one leading underscore belongs to the package that holds it (a private module's package, a private
+    name's module's package), and only that package's modules may import it. Type-only imports count."""
+    parts = module.split(".")
+    here = parts if path.name == "__init__.py" else parts[:-1]
+    bad = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        targets: list[list[str]] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name.split(".")[1:] for a in node.names if a.name.startswith("pm_notebook.")]
+        elif isinstance(node, ast.ImportFrom):
+            named = (node.module or "").split(".") if node.module else []
+            if node.level:
+                start = here[: len(here) - node.level + 1] + named
+            elif named[:1] == ["pm_notebook"]:
+                start = named[1:]
+            else:
+                continue
+            targets = [[*start, a.name] for a in node.names]
+        for target in targets:
+            for i, name in enumerate(target):
+                if name.startswith("_") and not name.startswith("__"):
+                    owner = target[:i] if _is_package(target[:i]) else target[: i - 1]
+                    if parts[: len(owner)] != owner:
+                        bad.append(".".join(target))
+                    break
+    return bad
+
+
+def _is_package(parts: list[str]) -> bool:
+    return not parts or (PKG.joinpath(*parts) / "__init__.py").exists()
+
+
+def test_no_private_name_is_imported_from_another_package() -> None:
+    """A module takes from another package only its public names (``widgets`` may not reach into
+    ``mining._map``); inside one package, private modules and names are shared freely."""
+    found = {m: bad for m, p in MODULES.items() if (bad := _private_imports(m, p))}
+    assert found == {}
+
+
+def test_the_private_import_check_can_fail(tmp_path: Path) -> None:
+    fake = tmp_path / "process_map.py"
+    fake.write_text(
+        "from ..mining._map import STATS\nfrom ..mining import ProcessMap\nfrom .._http import CHUNK_BYTES\n"
+        "from ._common import Busy\nfrom pm_notebook.sql._workers import Pending\n"
+        "import pm_notebook.mining._log\n"
+    )
+    assert _private_imports("widgets.process_map", fake) == [
+        "mining._map.STATS",
+        "sql._workers.Pending",
+        "mining._log",
+    ]
+    assert _private_imports("mining.stats", fake) == ["sql._workers.Pending"]
