@@ -186,7 +186,7 @@ RULES: dict[str, set[str]] = {
     "api": {"auth", "_http", "_checks"},
     "sql.base": {"config"},  # the contract: data types only (config derives the Target's URLs)
     "sql.params": set(),
-    "sql._workers": set(),
+    "_workers": set(),  # the worker threads of a query: its blocking reads and the parse of its batches
     "sql.druid_protocol": {"sql.base", "sql.params", "sql._errors"},  # sans-IO: no I/O module
     "sql.avatica_protocol": {"sql.base", "sql.params", "sql._errors"},  # sans-IO: no I/O module
     # the write side (create, upload, files): requests through the REST client; what it sends is built by
@@ -195,14 +195,10 @@ RULES: dict[str, set[str]] = {
     "_progress": set(),
     "_bodies": {"mapping"},
     "lifecycle": {"api", "_http", "mapping", "_bodies", "_progress"},
-    "sql.*": {
-        "auth",
-        "_http",
-        "config",
-        "query_context",
-        "_progress",
-    },  # _progress: the driver extraction's tqdm bar
-    "frames": {"sql.base"},  # for typing only
+    # _progress: the driver extraction's tqdm bar; _workers: the threads of the blocking reads
+    "sql.*": {"auth", "_http", "config", "query_context", "_progress", "_workers"},
+    # results: the type table, the parser, the rows, the outputs; parsed on the query's worker threads
+    "frames.*": {"_workers"},
     # the offline result cache: files in, Arrow tables out; the connection decides when to use it
     "_cache": set(),
     # the offline policy: when to store, how to replay (SQL as Rows, REST as the HTTP adapters' answers)

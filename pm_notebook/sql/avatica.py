@@ -28,13 +28,13 @@ from typing import Any
 import requests
 
 from .. import _http
+from .._workers import Abandoned, Pending
 from ..errors import ClosedError, ConfigurationError, PMError, QueryError
 from ..query_context import check_context, context_properties
 from . import avatica_protocol as proto
 from ._errors import from_http_status
 from ._links import Links, Seat, Seats
 from ._open import BY_OWNER, OpenResults, closed_error
-from ._workers import Abandoned, Pending
 from .base import Batch, ColumnSpec, Target
 from .params import check_params
 
@@ -392,7 +392,7 @@ class AvaticaResult:
         Consecutive frames of one shape (lines or columns) are merged; a change of shape ends a batch. A
         batch ends once it holds :meth:`_target` rows, which grows with the answer as in the druid
         transport: an eighth of the rows received so far, at least a frame, at most ``batch_rows``. The rows
-        held while batches are parsed (one batch ahead, see ``frames._parsed``) then stay proportional to
+        held while batches are parsed (one batch ahead, see ``frames.rows._parsed``) then stay proportional to
         the answer: a 100,000-row answer is not held in two large batches.
         """
         pending: list[Any] = []
