@@ -15,7 +15,7 @@ from pm_notebook._models import Project, Table
 from pm_notebook.magic.args import parse_args
 from pm_notebook.testing import TestingShell
 from pm_notebook.widgets import ProjectBrowser, pmsql_for
-from pm_notebook.widgets.browser import short_id
+from pm_notebook.widgets._browser_text import short_id
 
 
 @pytest.fixture
