@@ -167,7 +167,7 @@ def test_the_load_probe_sees_what_a_module_loads(loaded_by_module: dict) -> None
     assert _selects("mining", "mining._sql.stats") and not _selects("sql", "sqlish")
 
 
-LEAVES = {"errors", "_secret", "_version", "_models", "_cells", "_display"}
+LEAVES = {"errors", "_secret", "_version", "_models", "_cells", "_display", "_sql_text"}
 #: module (or "family.*") -> package modules it may import besides the leaves;
 #: a family (sql, magic, widgets) may also import its own members
 RULES: dict[str, set[str]] = {
@@ -177,6 +177,7 @@ RULES: dict[str, set[str]] = {
     "_models": set(),
     "_cells": set(),
     "_display": set(),  # how a map sits in a notebook: pure HTML, for the magics and the widgets
+    "_sql_text": set(),  # the one SQL text scanner (literals, identifiers, comments): stdlib only
     # config checks the default query context (PM_QUERY_CONTEXT) with the one context check, which is pure
     "config": {"query_context"},
     # the query context's checks: stdlib and leaves only, so config (and the sql package) may use them
@@ -230,7 +231,7 @@ RULES: dict[str, set[str]] = {
 }
 #: entry points that compose everything (front door, CLIs): only checked for "core never imports UI/sandbox"
 FREE = {"__init__", "__main__", "demo"}
-LEAF_ONLY = {"errors", "_secret", "_version", "_models", "_cells", "_display"}
+LEAF_ONLY = {"errors", "_secret", "_version", "_models", "_cells", "_display", "_sql_text"}
 
 
 def _modules() -> dict[str, Path]:
