@@ -2,7 +2,7 @@
 each result still being read when another statement starts.
 
 Druid's Avatica server reads the query context from the properties a connection was opened with, so a context
-of its own needs a connection of its own (see :func:`.context.context_key`). Every statement gets a result of
+of its own needs a connection of its own (see :func:`pm_notebook.query_context.context_key`). Every statement gets a result of
 its own, and a new statement never closes one still being read: while a result is open on a connection
 (:class:`Seats`), the next statement of that context goes to another connection (opened then, and kept). The
 server runs the calls of one connection one at a time (Druid's Avatica handler holds the connection while a
