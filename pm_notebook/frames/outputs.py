@@ -33,7 +33,7 @@ __all__ = [
 
 
 def to_pandas(table: pa.Table, *, consume: bool = False, transport: str | None = None) -> pd.DataFrame:
-    """Arrow table → DataFrame with the dtypes of the module table (lists become Python lists).
+    """Arrow table → DataFrame with the dtypes of the type table, :mod:`.types` (lists become Python lists).
 
     :param consume: free the table's buffers column by column while converting (lower peak memory); the
         table must not be used afterwards.
@@ -73,7 +73,7 @@ def require_polars() -> Any:
 
 
 def to_polars(table: pa.Table) -> pl.DataFrame:
-    """Arrow table → polars DataFrame with the types of the module's polars table (zero-copy where it says).
+    """Arrow table → polars DataFrame with the types of :mod:`.types`' polars table (zero-copy where it says).
 
     polars has no ``attrs``: the transport that served a query is :attr:`Connection.fetch`'s ``transport``.
 

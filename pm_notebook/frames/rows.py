@@ -62,7 +62,7 @@ def _result(parse: Pending[list[pa.RecordBatch]] | list[pa.RecordBatch]) -> list
 class Rows:
     """A result as Arrow record batches: its schema, the batches (read once, in order) and whether a row cap
     cut it, known once the batches are read. Live, stored or replayed, every result reaches the shapers
-    (:func:`to_table`, :func:`chunks`, :func:`write_rows`) as one of these.
+    (:func:`to_table`, :func:`chunks`, :func:`.outputs.write_rows`) as one of these.
     """
 
     def __init__(self, schema: pa.Schema, batches: Iterable[pa.RecordBatch], *, truncated: bool = False):
