@@ -507,12 +507,12 @@ def test_the_private_import_check_can_fail(tmp_path: Path) -> None:
     fake = tmp_path / "process_map.py"
     fake.write_text(
         "from ..mining._map import STATS\nfrom ..mining import ProcessMap\nfrom .._http import CHUNK_BYTES\n"
-        "from ._common import Busy\nfrom pm_notebook.sql._workers import Pending\n"
+        "from ._common import Busy\nfrom pm_notebook.sql._open import closed_error\n"
         "import pm_notebook.mining._log\n"
     )
     assert _private_imports("widgets.process_map", fake) == [
         "mining._map.STATS",
-        "sql._workers.Pending",
+        "sql._open.closed_error",
         "mining._log",
     ]
-    assert _private_imports("mining.stats", fake) == ["sql._workers.Pending"]
+    assert _private_imports("mining.stats", fake) == ["sql._open.closed_error"]
