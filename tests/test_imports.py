@@ -45,13 +45,13 @@ def test_import_pm_notebook_stays_light() -> None:
 
 UI = ("IPython", "ipywidgets", "anywidget", "traitlets", "pm_notebook.magic", "pm_notebook.widgets")
 JVM = ("jpype", "jaydebeapi")
-SERVER = ("duckdb", "fastapi", "uvicorn", "starlette", "sqlglot", "pm_notebook.sandbox", "pm_sandbox")
+SERVER = ("duckdb", "fastapi", "uvicorn", "starlette", "sqlglot", "pm_sandbox")
 #: the frontends (a notebook's UI) and the entry points that compose the client with the stand-in
 FRONTENDS = ("magic", "widgets", "testing")
-ENTRY = ("__main__", "demo")
+ENTRY = ("demo",)
 
 #: The run-time rules: (which client modules, what importing one must not load, why). "client" is every
-#: module of pm_notebook but the stand-in's; "core" is the client less its frontends and entry points; any
+#: module of pm_notebook; "core" is the client less its frontends and entry points; any
 #: other name is that module or package with everything under it.
 NEVER_LOADS: list[tuple[str, tuple[str, ...], str]] = [
     ("client", JVM, "the JVM starts with the first jdbc query, never at import"),
@@ -117,8 +117,6 @@ def _client_modules() -> list[str]:
     names = []
     for path in sorted(PKG.rglob("*.py")):
         parts = list(path.relative_to(PKG).with_suffix("").parts)
-        if parts[0] == "sandbox":
-            continue
         if parts[-1] == "__init__" and len(parts) > 1:
             parts = parts[:-1]
         names.append(".".join(parts))
