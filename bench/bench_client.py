@@ -122,7 +122,7 @@ def record_avatica(env: dict[str, str], queries: list[str], folder: Path, frame_
     import orjson
     import requests
 
-    from pm_notebook.sql import _protocol as proto
+    from pm_notebook.sql import avatica_protocol as proto
 
     url = env["PM_JDBC_URL"].split("url=", 1)[1].split(";", 1)[0]
     index: dict[str, dict[str, str]] = {}
@@ -256,7 +256,7 @@ def _runner(path: str, env: dict[str, str], cases: int):
         import orjson
 
         from pm_notebook import _http
-        from pm_notebook.sql import _protocol as proto
+        from pm_notebook.sql import avatica_protocol as proto
 
         session = _http.sql_session()
         url = env["PM_JDBC_URL"].split("url=", 1)[1].split(";", 1)[0]

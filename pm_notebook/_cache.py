@@ -16,7 +16,7 @@ reported as :class:`~pm_notebook.errors.CacheError`.
 
 The key is the SHA-256 of the SQL text, the parameters (JSON with a type tag per value, so ``1``, ``1.0``
 and ``"1"`` differ), the transport asked for and, when there is one, the part of the query context that may
-change the answer (the caller chooses it: :func:`pm_notebook.sql.context.answer_context`).
+change the answer (the caller chooses it: :func:`pm_notebook.query_context.answer_context`).
 
 REST answers are stored under ``rest-<key>.json``: every GET of the REST client (``projects()``,
 ``tables(p)``, paged routes) keyed by path and query parameters, with its status, content type, body and

@@ -24,7 +24,7 @@ from . import frames
 from ._cache import ResultCache
 from .config import CacheSettings, Settings, mask_jdbc_url
 from .errors import ConfigurationError, PMError, QueryError, ReplayMiss
-from .sql.context import answer_context, check_context
+from .query_context import answer_context, check_context
 
 __all__ = ["REPLAY", "STORE", "Offline", "ReplayTransport", "recorded_connection", "recorded_context"]
 

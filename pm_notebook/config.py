@@ -37,7 +37,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ._secret import Secret
 from .errors import ConfigurationError, redact
-from .sql.context import check_context, describe_context
+from .query_context import check_context, describe_context
 
 __all__ = [
     "CACHE_ENV_VARS",

@@ -42,8 +42,8 @@ from .config import (
     resolve,
 )
 from .errors import ClosedError, ConfigurationError, NotFound, QueryCancelled, ReplayMiss
+from .query_context import merge_contexts
 from .sql import dbapi
-from .sql.context import merge_contexts
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd

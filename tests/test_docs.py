@@ -117,3 +117,52 @@ def test_every_druid_claim_names_its_test() -> None:
                 continue
             unproven.append(f"{page}: {' '.join(paragraph.split())[:120]}")
     assert unproven == []
+
+
+def _rooms() -> list[str]:
+    """The lines of the rooms drawing of pm_notebook/ in docs/architecture.md (its first code block, up to the
+    next folder at the left edge)."""
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    block = text.split("## The rooms", 1)[1].split("```", 2)[1].splitlines()
+    start = block.index("pm_notebook/")
+    end = next((i for i, line in enumerate(block) if i > start and line[:1].strip()), len(block))
+    return block[start + 1 : end]
+
+
+def _region(lines: list[str], package: str) -> str:
+    """The text of one top-level room of pm_notebook/ (``  sql/`` and its lines up to the next room)."""
+    out: list[str] = []
+    for line in lines:
+        starts = re.match(r"  (\S+)", line)
+        if starts and not line.startswith("   "):
+            if out:
+                break
+            if starts.group(1) == package + "/":
+                out.append(line)
+        elif out:
+            out.append(line)
+    return "\n".join(out)
+
+
+def test_the_architecture_names_every_module() -> None:
+    """Every module of pm_notebook/ is named in its rooms drawing: a top-level module by its file name on a
+    room line of its own, a package by its ``name/`` room, a module of a package by its name inside its room;
+    and every room drawn exists."""
+    lines = _rooms()
+    package_root = ROOT / "pm_notebook"
+    rooms = [m.group(1) for line in lines if (m := re.match(r"  (\S+)", line)) and not line.startswith("   ")]
+    missing = []
+    for path in sorted(package_root.rglob("*.py")):
+        parts = path.relative_to(package_root).with_suffix("").parts
+        if len(parts) == 1:
+            if f"{parts[0]}.py" not in rooms:
+                missing.append(".".join(parts))
+            continue
+        region = _region(lines, parts[0])
+        names = [p for p in parts[1:] if p != "__init__"]
+        if not region or any(not re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", region) for n in names):
+            missing.append(".".join(parts))
+    assert missing == [], "not named in docs/architecture.md's rooms"
+    drawn = [r for r in rooms if not (package_root / r.rstrip("/")).exists()]
+    assert drawn == [], "drawn in docs/architecture.md but not in pm_notebook/"
+    assert "frames/" in rooms and "rows" in _region(lines, "frames") and "_pool" in _region(lines, "frames")

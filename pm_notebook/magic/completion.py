@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .. import _context
+from .. import _current, _sql_text
 from .._models import Table, quote_identifier
 from .args import OPTION_NAMES
 from .session import Session
@@ -66,7 +66,6 @@ _RESERVED = frozenset(
 )
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SHORTCUT_USE = re.compile(r"\{\{?\s*([A-Za-z_]\w*)\s*\}?\}")
-_QUOTED = re.compile(r'"((?:[^"]|"")+)"')
 _TABLE_KEYWORD = re.compile(r"(?i)\b(FROM|JOIN)\s*$")
 _LOOKUP_ARGUMENT = re.compile(r"(?i)\bLOOKUP\s*\([^()']*,\s*$")
 
@@ -133,7 +132,7 @@ def words_at(before: str, after: str, session: Session, *, line_form: bool = Fal
     state, opened = _scan(before)
     if state in ("--", "/*"):
         return "", []
-    conn = _context.get_current()
+    conn = _current.get_current()
     if conn is None:
         return "", []
     knows = _Knowledge(session, conn)
@@ -247,11 +246,10 @@ class _Knowledge:
 
     def named(self, sql: str) -> list[Table]:
         shortcuts = self.shortcuts()
-        named = [shortcuts[m.group(1)] for m in _SHORTCUT_USE.finditer(sql) if m.group(1) in shortcuts]
+        code = _sql_text.code_text(sql)
+        named = [shortcuts[m.group(1)] for m in _SHORTCUT_USE.finditer(code) if m.group(1) in shortcuts]
         by_name = {t.name: t for t in self.tables()}
-        named += [
-            by_name[n] for m in _QUOTED.finditer(sql) if (n := m.group(1).replace('""', '"')) in by_name
-        ]
+        named += [by_name[n] for n in _sql_text.identifiers(sql) if n in by_name]
         return list(dict.fromkeys(named))
 
 
@@ -275,29 +273,13 @@ def _in_options(text: str) -> bool:
     return all(w.startswith("-") or (i > 0 and words[i - 1].startswith("-")) for i, w in enumerate(words))
 
 
+_STATES = {_sql_text.STRING: "'", _sql_text.IDENTIFIER: '"'}
+
+
 def _scan(text: str) -> tuple[str | None, int]:
     """``(state, start)`` at the end of *text*: inside a ``'`` literal, a ``"`` identifier, a ``--`` or ``/*``
     comment (opened at *start*), or in plain code (``None``)."""
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c in "'\"":
-            j = text.find(c, i + 1)
-            while j >= 0 and text.startswith(c * 2, j):
-                j = text.find(c, j + 2)
-            if j < 0:
-                return c, i
-            i = j + 1
-        elif text.startswith("--", i):
-            k = text.find("\n", i)
-            if k < 0:
-                return "--", i
-            i = k
-        elif text.startswith("/*", i):
-            k = text.find("*/", i + 2)
-            if k < 0:
-                return "/*", i
-            i = k + 2
-        else:
-            i += 1
-    return None, n
+    found = _sql_text.parts(text)
+    if found and not found[-1].closed:
+        return _STATES.get(found[-1].kind, found[-1].kind), found[-1].start
+    return None, len(text)

@@ -24,11 +24,11 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from traitlets import Bool, Dict, Enum, Float, Int, TraitError, Unicode, validate
 
-from .. import _context
+from .. import _current
 from ..connection import OUTPUTS, Connection
 from ..errors import ConfigurationError, PMError, QueryCancelled, QueryError
+from ..query_context import check_context, describe_context, merge_contexts
 from ..sql import TRANSPORTS
-from ..sql.context import check_context, describe_context, merge_contexts
 from . import completion
 from .args import USAGE, ArgumentError, MagicArgs, parse_args
 from .display import Footer, ProgressLine, ResultView, Source, TextView, format_error, shown
@@ -168,7 +168,7 @@ class PmSql(Magics):
             suggestion = None
             if isinstance(err, QueryError):
                 message = err.server_message or err.message
-                suggestion = completion.did_you_mean(message, args.sql, self.session, _context.get_current())
+                suggestion = completion.did_you_mean(message, args.sql, self.session, _current.get_current())
             text = format_error(
                 error, sql=call.sql, source=call.source, suggestion=suggestion, verbose=verbose
             )

@@ -1,6 +1,6 @@
 """What the magics of one shell remember between cells: the connection, the chosen project, completion caches.
 
-The connection itself is the notebook's current one (:mod:`pm_notebook._context`, shared with the widgets);
+The connection itself is the notebook's current one (:mod:`pm_notebook._current`, shared with the widgets);
 a :class:`Session` adds what only the magics need, so another magic of the same shell can share it.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import _context
+from .. import _current
 from .._models import Column, Table
 from ..config import CONTEXT_ENV_VAR, ENV_VARS, parse_context_variable
 from ..connection import Connection, connect
@@ -72,7 +72,7 @@ class Session:
         if reconnect or env_file:
             values: dict[str, Any] = {**_env_file_values(env_file), **options}
             self.adopt(connect(**values), owned=True)
-        current = _context.get_current()
+        current = _current.get_current()
         if current is None:
             current = connect(**options)
             self.adopt(current, owned=True)
@@ -87,16 +87,16 @@ class Session:
             except Exception:  # closing the old connection must not block using the new one
                 logger.debug("closing the previous %%pmsql connection failed", exc_info=True)
         self._owned = conn if owned else None
-        _context.set_current(conn)
+        _current.set_current(conn)
 
     # --- the project -------------------------------------------------------------------------------------
     def choice(self, conn: Connection) -> ProjectChoice | None:
         """The project chosen for *conn* (a choice made on another connection does not apply).
 
-        The choice lives in :mod:`pm_notebook._context`, so a project chosen in the ProjectBrowser is the one
+        The choice lives in :mod:`pm_notebook._current`, so a project chosen in the ProjectBrowser is the one
         of later cells too.
         """
-        chosen = _context.get_project(conn)
+        chosen = _current.get_project(conn)
         if chosen is None:
             return None
         return ProjectChoice(conn=conn, project=chosen.project, tables=list(chosen.tables))
@@ -105,7 +105,7 @@ class Session:
         """``--project NAME|ID``: choose the project behind ``{cases}``, ``{vertex}``, ``{edge}``."""
         project = pick_project(conn.projects(), wanted)
         tables = conn.tables(project)
-        _context.set_project(conn, project, tables)
+        _current.set_project(conn, project, tables)
         self.tables_seen = list(tables)
 
     def shortcut(self, conn: Connection, name: str) -> str | None:

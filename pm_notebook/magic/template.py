@@ -1,7 +1,7 @@
 """Python values in ``%%pmsql`` cells: ``{name}`` identifiers and ``:name`` bind parameters (pure).
 
-One lexer pass over the SQL text finds the *code* parts (outside ``'string literals'``,
-``"quoted identifiers"``, ``-- line`` and ``/* block */`` comments) and, there only:
+The client's one SQL scanner (:mod:`pm_notebook._sql_text`) finds the *code* parts (outside ``'string
+literals'``, ``"quoted identifiers"``, ``-- line`` and ``/* block */`` comments) and, there only:
 
 * replaces ``{name}`` (or JupySQL's ``{{name}}``) by the value of ``name`` quoted as a Druid identifier —
   for table and column names, never for values;
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import _models
+from .. import _models, _sql_text
 
 __all__ = ["Rendered", "TemplateError", "quote_identifier", "render"]
 
@@ -118,22 +118,14 @@ def _line_col(text: str, pos: int) -> tuple[int, int]:
     return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
 
-def _skip_quoted(sql: str, i: int, quote: str) -> int:
-    """Index just after the literal/identifier opened at ``sql[i]`` (doubled quote = escaped quote)."""
-    j = i + 1
-    while True:
-        k = sql.find(quote, j)
-        if k < 0:
-            line, col = _line_col(sql, i)
-            what = "string literal" if quote == "'" else "quoted identifier"
-            raise TemplateError(
-                f"Unterminated {what} starting at line {line}, column {col}: close it with {quote}.",
-                position=(line, col),
-            )
-        if sql.startswith(quote * 2, k):
-            j = k + 2
-            continue
-        return k + 1
+def _unterminated(sql: str, part: _sql_text.Part) -> TemplateError:
+    """The error for a literal or identifier the cell never closes."""
+    line, col = _line_col(sql, part.start)
+    what, quote = ("string literal", "'") if part.kind == _sql_text.STRING else ("quoted identifier", '"')
+    return TemplateError(
+        f"Unterminated {what} starting at line {line}, column {col}: close it with {quote}.",
+        position=(line, col),
+    )
 
 
 def render(
@@ -153,18 +145,39 @@ def render(
     out: list[str] = []
     result = Rendered(sql="")
     positional = 0
-    i, n, start = 0, len(sql), 0
-    while i < n:
+    start = 0
+    for part in _sql_text.parts(sql):
+        if part.kind != _sql_text.CODE:
+            if not part.closed and part.kind in (_sql_text.STRING, _sql_text.IDENTIFIER):
+                raise _unterminated(sql, part)
+            continue
+        positional, start = _fill_code(sql, part, lookup, identifier, out, result, positional, start)
+    out.append(sql[start:])
+    if positional and result.param_names:
+        raise TemplateError(
+            "The SQL mixes ? placeholders with :name parameters; use :name only "
+            "(values come from Python variables)."
+        )
+    result.sql = "".join(out)
+    return result
+
+
+def _fill_code(
+    sql: str,
+    part: _sql_text.Part,
+    lookup: Callable[[str], Any],
+    identifier: Callable[[str], str | None] | None,
+    out: list[str],
+    result: Rendered,
+    positional: int,
+    start: int,
+) -> tuple[int, int]:
+    """Fill the placeholders of one code *part* of *sql* into *out* and *result*; *start*: where the text
+    not yet copied to *out* begins. Returns the ``?`` count so far and the new *start*."""
+    i = part.start
+    while i < part.end:
         c = sql[i]
-        if c in "'\"":
-            i = _skip_quoted(sql, i, c)
-        elif sql.startswith("--", i):
-            k = sql.find("\n", i)
-            i = n if k < 0 else k
-        elif sql.startswith("/*", i):
-            k = sql.find("*/", i + 2)
-            i = n if k < 0 else k + 2
-        elif c == "{" and (m := _BRACE.match(sql, i)):
+        if c == "{" and (m := _BRACE.match(sql, i)):
             name = m.group(1) or m.group(2)
             quoted = identifier(name) if identifier else None
             if quoted is None:
@@ -196,14 +209,7 @@ def render(
             if c == "?":
                 positional += 1
             i += 1
-    out.append(sql[start:])
-    if positional and result.param_names:
-        raise TemplateError(
-            "The SQL mixes ? placeholders with :name parameters; use :name only "
-            "(values come from Python variables)."
-        )
-    result.sql = "".join(out)
-    return result
+    return positional, start
 
 
 def _replace(out: list[str], result: Rendered, text: str, replacement: str, start: int, end: int) -> None:

@@ -5,8 +5,8 @@ names beside it): the values stay full-precision ``Timedelta``. What an analyst 
 (``head()``, a column selection, ``sort_values()``, ``.T``, arithmetic) is an ``Answer`` too, so a notebook
 cell that trims an answer shows the same rounded durations as the answer; a column alone is a plain
 ``Series``.
-The events :meth:`~pm_notebook.mining.EventLog.to_pm4py` returns are a plain ``pandas.DataFrame`` (pm4py takes
-no subclass as a log), and ``pandas.DataFrame(answer)`` gives one whenever another library needs it.
+The events :meth:`~pm_notebook.mining.ProcessLog.to_pm4py` returns are a plain ``pandas.DataFrame`` (pm4py
+takes no subclass as a log), and ``pandas.DataFrame(answer)`` gives one whenever another library needs it.
 """
 
 from __future__ import annotations

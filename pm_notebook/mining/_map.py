@@ -34,18 +34,18 @@ import tempfile
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
 from .._cells import cell_float, cell_int
 from ..errors import ConfigurationError, MissingDependency
 from ._answer import Answer
+from ._sql.stats import STATS
 
 __all__ = ["ProcessMap", "render"]
 
 START, END = "START", "END"
-STATS = ("mean", "median", "p90", "total", "min", "max")
 #: the share of the cases from which a transition from START or into END is always shown (when its
 #: activity is): simplification step 3 never hides how at least 5 % of the cases start or end
 ENDPOINT_SHARE = 0.05
@@ -143,6 +143,9 @@ class ProcessMap:
     :param activities: share of activities kept (most frequent first), 0..1.
     :param paths: share of transitions kept (most frequent first), 0..1.
     """
+
+    #: the statistics the performance view can show (*stat*)
+    STATS: ClassVar[tuple[str, ...]] = STATS
 
     def __init__(
         self,

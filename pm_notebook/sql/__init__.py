@@ -13,10 +13,10 @@ secret):
 start-up).
 
 The rooms: :mod:`.base` is the contract (:class:`Target` in, :class:`Result` of :class:`Batch` out),
-:mod:`.params` the one classifier of ``?`` values, :mod:`._workers` the threads for blocking calls. Every
-transport yields :class:`Batch` objects: column specs (the *declared* SQL types, known even for empty results)
-plus one column of wire values per spec. :mod:`pm_notebook.frames` is the one place they become Arrow and
-pandas, so the types are identical whichever transport ran the query.
+:mod:`.params` the one classifier of ``?`` values; :mod:`pm_notebook._workers` gives the threads for blocking
+calls. Every transport yields :class:`Batch` objects: column specs (the *declared* SQL types, known even for
+empty results) plus one column of wire values per spec. :mod:`pm_notebook.frames` is the one place they
+become Arrow and pandas, so the types are identical whichever transport ran the query.
 
 Adding a transport: a module ``sql/<name>.py`` with ``open_transport(target) -> Transport`` and one line in
 :data:`REGISTRY`.
@@ -29,8 +29,7 @@ import logging
 import threading
 from collections.abc import Mapping
 
-from ..errors import ConfigurationError
-from ._workers import (
+from .._workers import (
     Pending,
     after_interrupt,
     at_interrupt,
@@ -38,6 +37,7 @@ from ._workers import (
     run_in_worker,
     run_interruptible,
 )
+from ..errors import ConfigurationError
 from .base import Batch, ColumnSpec, Result, Target, Transport
 from .params import Param, check_params
 

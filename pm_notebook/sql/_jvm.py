@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import IO
 
 from .._progress import tqdm_class
+from .._workers import at_interrupt
 from ..errors import DriverError
-from ._workers import at_interrupt
 
 __all__ = [
     "DRIVER_CLASS",

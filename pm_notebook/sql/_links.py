@@ -2,13 +2,14 @@
 each result still being read when another statement starts.
 
 Druid's Avatica server reads the query context from the properties a connection was opened with, so a context
-of its own needs a connection of its own (see :func:`.context.context_key`). Every statement gets a result of
-its own, and a new statement never closes one still being read: while a result is open on a connection
-(:class:`Seats`), the next statement of that context goes to another connection (opened then, and kept). The
-server runs the calls of one connection one at a time (Druid's Avatica handler holds the connection while a
-statement executes), so two results sharing a connection would queue behind each other; two connections run
-side by side. :class:`Links` keeps the most recently used :data:`MAX_CONTEXTS` idle connections and closes
-the oldest idle one past that; what a connection is, how it is opened and closed stay with the transport.
+of its own needs a connection of its own (see :func:`pm_notebook.query_context.context_key`). Every statement
+gets a result of its own, and a new statement never closes one still being read: while a result is open on a
+connection (:class:`Seats`), the next statement of that context goes to another connection (opened then, and
+kept). The server runs the calls of one connection one at a time (Druid's Avatica handler holds the connection
+while a statement executes), so two results sharing a connection would queue behind each other; two
+connections run side by side. :class:`Links` keeps the most recently used :data:`MAX_CONTEXTS` idle
+connections and closes the oldest idle one past that; what a connection is, how it is opened and closed stay
+with the transport.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from .context import context_key
+from ..query_context import context_key
 
 __all__ = ["CREATING", "MAX_CONTEXTS", "Links", "Seat", "Seats"]
 

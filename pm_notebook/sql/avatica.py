@@ -4,9 +4,10 @@ The broker sees exactly what the JDBC driver would send (``openConnection`` with
 ``info``, ``prepareAndExecute`` or ``prepare``/``execute``, ``fetch``, ``closeStatement``), so it needs no JVM
 and works wherever the JDBC URL works. Frames are asked for at 5000 rows (Druid's ``maxRowsPerFrame``).
 A frame of scalar columns is not decoded cell by cell: its ``rows`` text is cut out of the answer and
-rewritten as one JSON array per line (:func:`._protocol.row_lines`), the shape of Druid's ``arrayLines``, so
-:mod:`pm_notebook.frames` parses it column-wise with pyarrow's CSV reader, as on the druid path. Frames with
-ARRAY or OTHER columns (or a string holding ``],[``) are decoded with orjson and handed on column-wise.
+rewritten as one JSON array per line (:func:`.avatica_protocol.row_lines`), the shape of Druid's
+``arrayLines``, so :mod:`pm_notebook.frames` parses it column-wise with pyarrow's CSV reader, as on the druid
+path. Frames with ARRAY or OTHER columns (or a string holding ``],[``) are decoded with orjson and handed on
+column-wise.
 
 Every statement has a result of its own, on a connection no other open result uses (see :mod:`._links`): an
 unparameterised query reuses that connection's shared statement, a parameterised one is prepared, so a new
@@ -27,14 +28,14 @@ from typing import Any
 import requests
 
 from .. import _http
+from .._workers import Abandoned, Pending
 from ..errors import ClosedError, ConfigurationError, PMError, QueryError
-from . import _protocol as proto
+from ..query_context import check_context, context_properties
+from . import avatica_protocol as proto
 from ._errors import from_http_status
 from ._links import Links, Seat, Seats
 from ._open import BY_OWNER, OpenResults, closed_error
-from ._workers import Abandoned, Pending
 from .base import Batch, ColumnSpec, Target
-from .context import check_context, context_properties
 from .params import check_params
 
 __all__ = ["AvaticaResult", "AvaticaTransport", "open_transport"]
@@ -102,7 +103,7 @@ class AvaticaTransport:
         self, message: dict[str, Any], expected: str, **options: Any
     ) -> tuple[dict[str, Any], bytes | None]:
         """:meth:`call` for an answer with a frame: the message (rows emptied) and the rows' JSON text
-        (``None`` when the answer has no rows array; see :func:`._protocol.decode_frame`)."""
+        (``None`` when the answer has no rows array; see :func:`.avatica_protocol.decode_frame`)."""
         answer: tuple[dict[str, Any], bytes | None] = self.start_call(
             message, expected, frame=True, **options
         ).result()
@@ -314,7 +315,7 @@ class AvaticaResult:
 
     def start(self, result_set: dict[str, Any], rows: bytes | None = None) -> None:
         """Take the ``executeResults`` result set: its signature and first frame (its rows as JSON text
-        *rows* when :func:`._protocol.decode_frame` cut them out)."""
+        *rows* when :func:`.avatica_protocol.decode_frame` cut them out)."""
         self.columns = proto.signature_columns(result_set.get("signature"))
         self._lines = proto.rows_as_lines(self.columns)
         self._first = result_set.get("firstFrame")
@@ -391,7 +392,7 @@ class AvaticaResult:
         Consecutive frames of one shape (lines or columns) are merged; a change of shape ends a batch. A
         batch ends once it holds :meth:`_target` rows, which grows with the answer as in the druid
         transport: an eighth of the rows received so far, at least a frame, at most ``batch_rows``. The rows
-        held while batches are parsed (one batch ahead, see ``frames._parsed``) then stay proportional to
+        held while batches are parsed (one batch ahead, see ``frames.rows._parsed``) then stay proportional to
         the answer: a 100,000-row answer is not held in two large batches.
         """
         pending: list[Any] = []

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from .._secret import Secret
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..config import Settings
+from ..config import Settings, avatica_url_from_jdbc, sql_http_url_from_jdbc
 
 __all__ = ["Batch", "ColumnSpec", "Result", "Target", "Transport"]
 
@@ -90,7 +88,7 @@ class Transport(Protocol):
         batch_rows: int = 65536,
         context: Mapping[str, Any] | None = None,
     ) -> Result:
-        """Run *sql* with Druid query *context* (checked by :func:`pm_notebook.sql.context.check_context`
+        """Run *sql* with Druid query *context* (checked by :func:`pm_notebook.query_context.check_context`
         before any request, then sent as the protocol sends it: the SQL API's ``context`` object, or the
         Avatica/JDBC connection properties)."""
         ...
@@ -134,8 +132,6 @@ class Target:
         driver: str | None = None,
     ) -> Target:
         """The target named by a JDBC URL (the other URLs derived from it by :mod:`pm_notebook.config`)."""
-        from ..config import avatica_url_from_jdbc, sql_http_url_from_jdbc
-
         return cls(
             jdbc_url=jdbc_url,
             avatica_url=avatica_url_from_jdbc(jdbc_url),

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import ClosedError, ConfigurationError, PMError, QueryError
-from .context import check_context
+from ..query_context import check_context
 
 __all__ = [
     "BINARY",

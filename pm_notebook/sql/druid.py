@@ -27,12 +27,12 @@ from typing import Any
 import requests
 
 from .. import _http
+from .._workers import run_in_worker
 from ..errors import ClosedError, ConfigurationError, PMError, QueryError
+from ..query_context import check_context
 from . import druid_protocol as wire
 from ._open import BY_OWNER, OpenResults, closed_error
-from ._workers import run_in_worker
 from .base import Batch, ColumnSpec, Target
-from .context import check_context
 
 __all__ = ["DruidResult", "DruidTransport", "open_transport"]
 

@@ -55,7 +55,7 @@ def request_body(
     sql: str, params: Sequence[Any] | None, query_id: str, context: Mapping[str, Any] | None = None
 ) -> bytes:
     """The JSON body of one query: ``arrayLines`` with the three header lines, our query id, and the query
-    *context* (already checked, see :mod:`pm_notebook.sql.context`) over the default ``sqlTimeZone`` UTC."""
+    *context* (already checked, see :mod:`pm_notebook.query_context`) over the default ``sqlTimeZone`` UTC."""
     return orjson.dumps(
         {
             "query": sql,

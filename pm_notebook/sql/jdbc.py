@@ -31,15 +31,15 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
+from .._workers import Abandoned, at_worker_exit, run_in_worker, run_interruptible
 from ..config import jdbc_url_with_options, mask_jdbc_url
 from ..errors import ClosedError, ConfigurationError, DriverError, QueryError
+from ..query_context import check_context, context_properties
 from ._errors import from_java
 from ._jvm import DRIVER_CLASS, HELPER_CLASS, clear_interrupt, ensure_jvm, helper_jar
 from ._links import Links, Seat, Seats
 from ._open import BY_OWNER, OpenResults, closed_error
-from ._workers import Abandoned, at_worker_exit, run_in_worker, run_interruptible
 from .base import Batch, ColumnSpec, Target
-from .context import check_context, context_properties
 from .params import Param, check_params
 
 __all__ = ["JdbcResult", "JdbcTransport", "open_transport", "run_java"]
@@ -91,7 +91,7 @@ def run_java(
     stop: threading.Event | None = None,
 ) -> T:
     """Run a blocking Java call off the calling thread (Ctrl-C stays responsive; *stop*: see
-    :meth:`._workers.Pending.result`).
+    :meth:`pm_notebook._workers.Pending.result`).
 
     The worker threads stay attached to the JVM (as daemon threads) until they end.
     """

@@ -1,22 +1,32 @@
-"""``ProjectBrowser``: projects → tables → columns and a preview, without writing a query."""
+"""``ProjectBrowser``: projects → tables → columns and a preview, without writing a query. This module wires
+the widgets (lists, filter, background loads, the offered cell); what they say is :mod:`._browser_text`."""
 
 from __future__ import annotations
 
 import logging
-import re
-import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
-from .. import _context
+from .. import _current
 from .._cells import cell_int
 from .._checks import find_project
 from .._models import Column, Project, Table
 from ..connection import Connection
 from ..errors import ConfigurationError, NotFound
-from ._common import NO_WIDGETS, Jobs, StatusLine, close_children, describe_error, esc, scroll_box
+from ._browser_text import (
+    FALLBACK,
+    KIND_WORDS,
+    browsing_status,
+    columns_html,
+    inserted_status,
+    pmsql_for,
+    preview_html,
+    project_label,
+    table_label,
+)
+from ._common import Jobs, StatusLine, close_children, describe_error, esc, scroll_box
 from ._insert import QueryInserter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,78 +35,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["ProjectBrowser", "pmsql_for"]
 
 log = logging.getLogger(__name__)
-
-
-#: what an analyst calls each kind of table, in the order the browser lists them
-KIND_WORDS = {"cases": "cases", "vertex": "tasks", "edge": "transitions"}
-
-# an id at the start of a value: a UUID (a project, table or graph key, maybe with a suffix such as
-# ``_vertex``) or a 32-digit hex hash (a task's vertex_id)
-_LONG_ID = re.compile(r"[0-9a-fA-F]{8}(?:(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|[0-9a-fA-F]{24})")
-
-
-def pmsql_for(
-    table: Table, limit: int = 100, *, project: str | None = None, shortcut: str | None = None
-) -> str:
-    """The ready ``%%pmsql`` cell offered for *table*.
-
-    :param project: the ``--project`` value (a name or id) that makes the cell choose the table's project,
-        for itself and the cells after it.
-    :param shortcut: ``cases``, ``vertex`` or ``edge``: name the table by its shortcut (``{vertex}``) rather
-        than by its quoted name; only with *project*.
-
-    >>> pmsql_for(Table(name="p-1_vertex", project_id="p-1"))
-    '%%pmsql\\nSELECT *\\nFROM "p-1_vertex"\\nLIMIT 100'
-    >>> print(pmsql_for(Table(name="p-1_vertex", project_id="p-1"), project="My project", shortcut="vertex"))
-    %%pmsql --project "My project"
-    SELECT *
-    FROM {vertex}
-    LIMIT 100
-    """
-    head = "%%pmsql"
-    if project is not None:
-        # the magic's option parser groups quotes as a shell does; double quotes read best when they fit
-        quoted = f'"{project}"' if '"' not in project else shlex.quote(project)
-        head += f" --project {quoted}"
-    source = f"{{{shortcut}}}" if project is not None and shortcut else table.sql_name
-    return f"{head}\nSELECT *\nFROM {source}\nLIMIT {int(limit)}"
-
-
-def short_id(value: object) -> object:
-    """*value* with a leading long id (a UUID, a 32-digit hex hash) cut to its first 8 characters
-    (``325d96a9…_vertex``); other values as they are. The preview shows ids this way so that a row stays one
-    line; the DataFrame keeps them whole.
-
-    >>> short_id("325d96a9-31c5-53e4-971a-990ae45ca02f_vertex"), short_id(12), short_id("PO-0001")
-    ('325d96a9…_vertex', 12, 'PO-0001')
-    """
-    if isinstance(value, str) and (found := _LONG_ID.match(value)):
-        return f"{value[:8]}\u2026{value[found.end() :]}"
-    return value
-
-
-def _preview_html(frame: pd.DataFrame) -> str:
-    """The preview table, ids shortened (:func:`short_id`); the frame itself is not changed."""
-    import pandas as pd
-
-    def shorten(value: object) -> str:
-        return str(short_id(value))
-
-    texts = [c for c in frame.columns if pd.api.types.is_string_dtype(frame[c])]
-    html: str = frame.to_html(
-        index=False, max_cols=40, border=0, classes="pm-preview", formatters=dict.fromkeys(texts, shorten)
-    )
-    return html
-
-
-def _columns_html(columns: list[Column]) -> str:
-    rows = "".join(
-        f"<tr><td>{esc(c.name)}</td><td><code>{esc(c.data_type)}</code></td></tr>" for c in columns
-    )
-    return scroll_box(
-        '<table class="pm-columns"><thead><tr><th>Column</th><th>Druid type</th></tr></thead>'
-        f"<tbody>{rows}</tbody></table>"
-    )
 
 
 class ProjectBrowser(w.VBox):
@@ -108,7 +46,7 @@ class ProjectBrowser(w.VBox):
     shortcut and chooses the project itself, so it also runs after a kernel restart.
 
     :param connection: the connection to browse; by default the notebook's current one (set by
-        :class:`~pm_notebook.widgets.CredentialWidget` or :func:`pm_notebook._context.set_current`),
+        :class:`~pm_notebook.widgets.CredentialWidget` or :func:`pm_notebook._current.set_current`),
         looked up when the browser first loads, not in ``__init__``.
     :param preview_rows: how many rows the preview shows.
     :param autoload: load the project list when the browser is first displayed.
@@ -210,7 +148,7 @@ class ProjectBrowser(w.VBox):
     @property
     def connection(self) -> Connection:
         """The browsed connection: the injected one, else the notebook's current one."""
-        conn = self._connection or _context.get_current()
+        conn = self._connection or _current.get_current()
         if conn is None:
             raise ConfigurationError(
                 "No connection to browse.",
@@ -250,29 +188,17 @@ class ProjectBrowser(w.VBox):
         return self.inserter.query
 
     def project_label(self, project: Project) -> str:
-        """How the Projects list shows *project*: its name (with the start of its id when another project
-        has the same name), its id only when it has no name."""
-        if not project.name:
-            return project.id
-        if sum(p.name == project.name for p in self._projects) > 1:
-            return f"{project.name} ({short_id(project.id)})"
-        return project.name
+        """How the Projects list shows *project* (see :func:`._browser_text.project_label`)."""
+        return project_label(project, self._projects)
 
     def table_label(self, table: Table) -> str:
-        """How the Tables list shows *table*: what it holds and its project (``tasks — Purchase to Pay``).
-
-        A table that is not its kind's shortcut table (a second transitions table) adds what its name
-        has after the project id, so no two labels are alike.
-        """
-        word = KIND_WORDS.get(table.kind, table.kind)
-        if self._shortcut(table) is None:
-            rest = table.name[len(table.project_id) :] if table.name.startswith(table.project_id) else ""
-            word += f" ({rest.lstrip('_') or short_id(table.name)})"
+        """How the Tables list shows *table*: what it holds and its project (``tasks — Purchase to Pay``;
+        see :func:`._browser_text.table_label`)."""
         project = self._selected_project
         owner = (
             self.project_label(project) if project is not None and project.id == table.project_id else None
         )
-        return f"{word} \u2014 {owner or short_id(table.project_id)}"
+        return table_label(table, shortcut=self._shortcut(table) is not None, owner=owner)
 
     def refresh(self) -> list[Project]:
         """Reload the project list (as the Refresh button does) and wait; returns the projects."""
@@ -365,7 +291,7 @@ class ProjectBrowser(w.VBox):
                 tables, key=lambda t: (order.index(t.kind) if t.kind in order else len(order), t.name)
             )
             # the project of later %%pmsql cells, as %pmsql --project chooses it
-            _context.set_project(conn, project, tables)
+            _current.set_project(conn, project, tables)
             self.last_error = None
             self.status.show("", "ok")
             self._apply_filter()
@@ -391,12 +317,12 @@ class ProjectBrowser(w.VBox):
         def done(result: tuple[list[Column], pd.DataFrame, int]) -> None:
             self.columns, self.preview, self.row_count = result
             self.last_error = None
-            self.columns_view.value = _columns_html(self.columns)
+            self.columns_view.value = columns_html(self.columns)
             self.count_view.value = (
                 f"<b>{self.row_count:,}</b> rows in {esc(label)}; "
                 f"the first {min(limit, self.row_count)} shown."
             )
-            self.preview_view.value = scroll_box(_preview_html(self.preview))
+            self.preview_view.value = scroll_box(preview_html(self.preview))
             self.inserter.query = self._cell_for(table)
             self.inserter.disabled = False
             self.query_view.value = (
@@ -493,32 +419,19 @@ class ProjectBrowser(w.VBox):
         """Say what the lists show now, the filter counted in; a loading or error status stays."""
         if self.status.kind not in ("ok", "idle") or not self._loaded:
             return
-        needle = self.filter.value.strip()
         projects, tables = self._matches()
-        n, k = len(self._projects), len(projects)
-        m, j = len(self._tables), len(tables)
-
-        def counted(shown: int, total: int, noun: str) -> str:
-            plural = noun if total == 1 else noun + "s"
-            return f"{shown} of {total} {plural}" if needle else f"{total} {plural}"
-
         project, table = self._selected_project, self._selected_table
-        if table is not None and self.row_count is not None:
-            text = f"{self.table_label(table)}: {len(self.columns)} columns, {self.row_count:,} rows."
-            if needle:
-                text += f" Filter {needle!r}: {counted(k, n, 'project')}, {counted(j, m, 'table')}."
-        elif project is not None and not self._listing and not self._tables:
-            text = f"{self.project_label(project)}: no tables yet."
-        elif project is not None:
-            shortcuts = ", ".join(f"{{{s}}}" for t in self._tables if (s := self._shortcut(t)))
-            text = f"{self.project_label(project)}: {counted(j, m, 'table')}"
-            text += f" match {needle!r}." if needle else "."
-            if shortcuts:
-                text += f" %%pmsql cells now use it: {shortcuts}."
-            text += " Select a table to see its columns and rows."
-        else:
-            text = counted(k, n, "project") + (f" match {needle!r}." if needle else ".")
-            text += " Select one to see its tables." if k else " Clear the filter to see them all."
+        text = browsing_status(
+            needle=self.filter.value.strip(),
+            projects=(len(projects), len(self._projects)),
+            tables=(len(tables), len(self._tables)),
+            project=self.project_label(project) if project is not None else None,
+            table=self.table_label(table) if table is not None else None,
+            columns=len(self.columns),
+            rows=self.row_count,
+            no_tables=not self._listing and not self._tables,
+            shortcuts=[s for t in self._tables if (s := self._shortcut(t))],
+        )
         self.status.show(text, "ok")
 
     def _find_project(self, wanted: Project | str) -> Project:
@@ -566,18 +479,11 @@ class ProjectBrowser(w.VBox):
                 self._load_table(table, wait=False)
 
     def _inserted(self, how: str) -> None:
-        text = {
-            "cell": "The %%pmsql cell below the browser is ready: run it.",
-            "clipboard": "The %%pmsql cell was copied to the clipboard: paste it into a cell.",
-        }.get(how, "Copy the %%pmsql cell shown under the button into a cell.")
-        self.status.show(text, "ok")
+        self.status.show(inserted_status(how), "ok")
 
     # --- display -------------------------------------------------------------------------------
     def _fallback_text(self) -> str:
-        return (
-            f"pm_notebook project browser\n{NO_WIDGETS}\n"
-            "Or list them in code: conn.projects(), conn.tables(project), conn.columns(table)."
-        )
+        return FALLBACK
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         if self._autoload and not self._loaded:

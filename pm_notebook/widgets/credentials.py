@@ -20,7 +20,7 @@ from typing import Any
 import ipywidgets as w
 
 from .. import config
-from .._context import get_current, set_current
+from .._current import get_current, set_current
 from .._secret import Secret
 from ..connection import Connection, connect
 from ..errors import ConfigurationError

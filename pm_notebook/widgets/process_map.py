@@ -9,7 +9,6 @@ import ipywidgets as w
 from .._display import fit_svg, footer_html, map_summary
 from ..errors import ConfigurationError
 from ..mining import ProcessMap
-from ..mining._map import STATS
 
 __all__ = ["ProcessMapExplorer"]
 
@@ -42,7 +41,8 @@ class ProcessMapExplorer(w.VBox):
         )
         self.paths = w.FloatSlider(value=process_map.paths, description="Paths", **_slider(process_map.paths))
         self.metric = w.ToggleButtons(options=["frequency", "performance"], value=process_map.metric)
-        self.stat = w.Dropdown(options=list(STATS), value=process_map.stat, description="Statistic")
+        stats = list(ProcessMap.STATS)
+        self.stat = w.Dropdown(options=stats, value=process_map.stat, description="Statistic")
         self.stat.disabled = process_map.metric != "performance"
         self.picture = w.HTML()
         self.summary = w.HTML()

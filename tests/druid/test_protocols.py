@@ -1,7 +1,7 @@
 """The protocols themselves, on a real Druid 33 and on the stand-in: for each Avatica request and each Druid
 SQL API request the client makes, the stand-in's answer has the keys, JSON types and error shape of Druid's.
 
-The requests are built with the client's own sans-IO modules (:mod:`pm_notebook.sql._protocol`,
+The requests are built with the client's own sans-IO modules (:mod:`pm_notebook.sql.avatica_protocol`,
 :mod:`pm_notebook.sql.druid_protocol`), so they are byte for byte what the ``avatica`` and ``druid``
 transports send; the metadata calls (which only the JDBC driver sends) follow the driver's recorded
 traffic. Where the two servers still differ, a ``known_`` test pins the difference (docs/druid-dialect.md,
@@ -20,7 +20,7 @@ import orjson
 import pytest
 import requests
 
-from pm_notebook.sql import _protocol as proto
+from pm_notebook.sql import avatica_protocol as proto
 from pm_notebook.sql import druid_protocol
 
 AVATICA = "/druid/v2/sql/avatica/"

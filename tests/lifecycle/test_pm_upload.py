@@ -7,19 +7,19 @@ import pandas as pd
 import pytest
 from IPython.core.error import UsageError
 
-from pm_notebook import _context
+from pm_notebook import _current
 from pm_notebook.testing import TestingShell
 
 
 @pytest.fixture
 def shell(conn):
-    _context.clear_current()
+    _current.clear_current()
     sh = TestingShell.create()
     sh.user_ns["conn"] = conn
     sh.run_cell("%pmsql --connection conn")
     sh.clear_displayed()
     yield sh
-    _context.clear_current()
+    _current.clear_current()
 
 
 def test_upload_creates_maps_ingests_then_answers(shell, conn, request):

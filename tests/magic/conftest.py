@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pm_notebook import _context
+from pm_notebook import _current
 from pm_notebook.testing import TestingShell
 
 
@@ -19,10 +19,10 @@ def conn(sandbox, connect_workgroup):
 @pytest.fixture
 def bare_shell():
     """A fresh shell with the extension loaded and no current connection."""
-    _context.clear_current()
+    _current.clear_current()
     shell = TestingShell.create()
     yield shell
-    _context.clear_current()
+    _current.clear_current()
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from IPython.core.error import UsageError
 
-from pm_notebook import ConfigurationError, NotFound, QueryCancelled, QueryError, _context
+from pm_notebook import ConfigurationError, NotFound, QueryCancelled, QueryError, _current
 from pm_notebook.magic.template import TemplateError
 from pm_notebook.testing import TestingShell
 
@@ -404,7 +404,7 @@ def test_connects_from_environment_when_nothing_is_current(bare_shell, sandbox, 
         monkeypatch.setenv(key, value)
     bare_shell.run_cell("one = %pmsql SELECT 1 AS one")
     assert int(bare_shell.user_ns["one"]["one"].iloc[0]) == 1
-    conn = _context.get_current()
+    conn = _current.get_current()
     assert conn is not None and conn.settings.base_url.startswith(sandbox.base_url)
 
 
@@ -412,9 +412,9 @@ def test_connect_with_env_file_replaces_own_connection(bare_shell, sandbox, monk
     for key, value in sandbox.env.items():
         monkeypatch.setenv(key, value)
     bare_shell.run_cell("%pmsql --connect")
-    first = _context.get_current()
+    first = _current.get_current()
     bare_shell.run_cell(f"%pmsql --env-file '{sandbox.env_file}'")
-    second = _context.get_current()
+    second = _current.get_current()
     assert second is not first and first.closed
     assert "Connected to" in displayed(bare_shell)[-1]
     with pytest.raises(ConfigurationError, match="no such file"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pm_notebook import _context
+from pm_notebook import _current
 from pm_notebook._models import Column, Project, Table
 from pm_notebook.api import to_frame
 from pm_notebook.errors import ConfigurationError
@@ -55,11 +55,11 @@ def test_session_refuses_a_variable_that_is_not_a_connection() -> None:
 
 
 def test_session_env_file_must_exist_and_set_something(tmp_path) -> None:
-    _context.clear_current()
+    _current.clear_current()
     with pytest.raises(ConfigurationError, match="no such file"):
         Session().connection({}, env_file=str(tmp_path / "missing.env"))
     empty = tmp_path / "empty.env"
     empty.write_text("OTHER=1\n")
     with pytest.raises(ConfigurationError, match="it sets none of PM_"):
         Session().connection({}, env_file=str(empty))
-    assert _context.get_current() is None
+    assert _current.get_current() is None

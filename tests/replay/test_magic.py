@@ -8,7 +8,7 @@ import re
 import pandas as pd
 import pytest
 
-from pm_notebook import ReplayMiss, _context
+from pm_notebook import ReplayMiss, _current
 from pm_notebook.testing import TestingShell
 
 CELLS = [
@@ -45,13 +45,13 @@ def fresh_shell():
     made = []
 
     def make(**config):
-        _context.clear_current()
+        _current.clear_current()
         shell = TestingShell.create(**config)
         made.append(shell)
         return shell
 
     yield make
-    _context.clear_current()
+    _current.clear_current()
 
 
 @pytest.mark.parametrize("how", ["--cache on each cell", "%config PmSql.cache"])
@@ -80,7 +80,7 @@ def test_cells_replay_with_the_same_displays_and_values(
     assert socket_connects == []
     pd.testing.assert_frame_equal(offline.user_ns["acts"], live_acts)
     assert offline.user_ns["sizes"] == live_sizes and sum(live_sizes) > 0
-    assert _context.get_current().replaying
+    assert _current.get_current().replaying
 
 
 def test_a_cell_not_stored_is_a_replay_miss_saying_what_to_do(

@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 from pm_notebook import frames
+from pm_notebook.frames import decode
 from pm_notebook.sql import Batch, ColumnSpec
-from pm_notebook.sql import _protocol as proto
+from pm_notebook.sql import avatica_protocol as proto
 
 HOSTILE = ["a],[b", 'q"],["x', "back\\\\", 'x\\"],[', "[[", "]]", "", "null", "plain"]
 
@@ -73,9 +74,9 @@ def test_epoch_lines_take_the_csv_reading_and_keep_types_and_nulls() -> None:
         for i in range(5000)
     ]
     lines, count = proto.row_lines(orjson.dumps(rows)) or (b"", 0)
-    assert count == len(rows) and len(lines) > frames._CSV_MIN_BYTES
+    assert count == len(rows) and len(lines) > decode._CSV_MIN_BYTES
     schema = frames.arrow_schema(columns)
-    direct = frames._array_lines_as_csv(lines, schema, escaped=False, epoch_times=True)
+    direct = decode._array_lines_as_csv(lines, schema, escaped=False, epoch_times=True)
     assert direct.num_rows == len(rows)
     table = frames.batches_to_table(columns, [Batch(columns, (), count, array_lines=lines, epoch_times=True)])
     values = frames.batches_to_table(columns, [Batch(columns, tuple(zip(*rows, strict=True)), count)])

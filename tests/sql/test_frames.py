@@ -10,6 +10,8 @@ import pytest
 
 from pm_notebook import frames
 from pm_notebook.errors import QueryError
+from pm_notebook.frames import decode
+from pm_notebook.frames import rows as frame_rows
 from pm_notebook.sql import Batch, ColumnSpec
 
 COLUMNS = (
@@ -64,7 +66,7 @@ def test_wire_values_become_typed_columns_with_nulls_kept() -> None:
 @pytest.fixture(params=["csv", "json"])
 def lines_path(request, monkeypatch) -> str:
     """Run a test with JSON-array lines read as CSV (whenever it can represent them) and as JSON."""
-    monkeypatch.setattr(frames, "_CSV_MIN_BYTES", 0 if request.param == "csv" else 1 << 62)
+    monkeypatch.setattr(decode, "_CSV_MIN_BYTES", 0 if request.param == "csv" else 1 << 62)
     return request.param
 
 
@@ -107,7 +109,7 @@ def test_chunked_columns_stay_in_chunks() -> None:
     spec = (ColumnSpec("n", "BIGINT"), ColumnSpec("s", "VARCHAR"))
     n = pa.chunked_array([pa.array([1, 2]), pa.array([3])])
     s = pa.chunked_array([pa.array(["a"]), pa.array(["b", None])])
-    parts = frames._record_batches(Batch(spec, (n, s), 3))
+    parts = decode.record_batches(Batch(spec, (n, s), 3))
     assert [p.num_rows for p in parts] == [1, 1, 1]  # the union of both columns' chunk boundaries
     assert parts[0].column(0).buffers()[1].address == n.chunk(0).buffers()[1].address
     assert frames.batches_to_table(spec, [Batch(spec, (n, s), 3)]).to_pydict() == {
@@ -115,7 +117,7 @@ def test_chunked_columns_stay_in_chunks() -> None:
         "s": ["a", "b", None],
     }
     empty = (pa.chunked_array([], pa.int64()), pa.chunked_array([], pa.string()))
-    (only,) = frames._record_batches(Batch(spec, empty, 0))
+    (only,) = decode.record_batches(Batch(spec, empty, 0))
     assert only.num_rows == 0 and only.schema == frames.arrow_schema(spec)
 
 
@@ -188,7 +190,7 @@ def test_array_lines_keep_every_string_exactly(value: str, lines_path) -> None:
     assert frame["d"].isna().tolist() == [False, True, True]
     if lines_path == "csv" and not any(ord(ch) < 32 for ch in value):
         # No JSON-only escape: the CSV reading itself must have produced this table.
-        direct = frames._array_lines_as_csv(lines, frames.arrow_schema(TEXT), escaped=b"\\" in lines)
+        direct = decode._array_lines_as_csv(lines, frames.arrow_schema(TEXT), escaped=b"\\" in lines)
         assert direct.column(0).to_pylist() == [value, None, "plain"]
 
 
@@ -231,7 +233,7 @@ def test_array_lines_read_as_csv_equal_the_json_reading(columns, rows, lines_pat
     assert from_lines.equals(frames.batches_to_table(columns, [wire]))
     assert from_lines.column(0).null_count == 1
     if lines_path == "csv":
-        direct = frames._array_lines_as_csv(lines, frames.arrow_schema(columns), escaped=b"\\" in lines)
+        direct = decode._array_lines_as_csv(lines, frames.arrow_schema(columns), escaped=b"\\" in lines)
         assert direct.num_rows == len(rows)
 
 
@@ -307,7 +309,7 @@ def test_batches_of_lines_are_parsed_one_ahead_and_handed_on_in_order(lines_path
     pulled: list[int] = []
     batches = [_numbered(k * 50, 50) for k in range(5)]
     handed: list[tuple[int, int]] = []  # (first row of the handed batch, batches taken by then)
-    for parts in frames._parsed(_counted(batches, pulled)):
+    for parts in frame_rows._parsed(_counted(batches, pulled)):
         handed.append((parts[0].column(0)[0].as_py(), len(pulled)))
     assert [first for first, _ in handed] == [0, 50, 100, 150, 200]
     assert all(taken <= k + 2 for k, (_, taken) in enumerate(handed))
@@ -334,6 +336,6 @@ def test_a_batch_that_fails_to_parse_fails_in_its_turn(lines_path) -> None:
     ]
     handed = []
     with pytest.raises(QueryError, match="2 declared columns"):
-        for parts in frames._parsed(_counted(batches, pulled)):
+        for parts in frame_rows._parsed(_counted(batches, pulled)):
             handed.append(sum(p.num_rows for p in parts))
     assert handed == [20] and len(pulled) <= 3

@@ -11,7 +11,7 @@ import pytest
 
 from pm_notebook.errors import AuthenticationError, QueryError
 from pm_notebook.sql import ColumnSpec
-from pm_notebook.sql import _protocol as proto
+from pm_notebook.sql import avatica_protocol as proto
 from pm_notebook.sql._errors import from_avatica, server_text
 
 CID = "73cd1329-d0b8-4fe6-974d-6b1361b06bc3"

@@ -19,8 +19,8 @@ from _sql_transports import TRANSPORTS
 
 from pm_notebook import ConfigurationError, QueryCancelled, QueryError, QueryTimeout
 from pm_notebook.frames import collect, to_pandas
+from pm_notebook.query_context import check_context, context_properties, merge_contexts
 from pm_notebook.sql import Target, make_transport
-from pm_notebook.sql.context import check_context, context_properties, merge_contexts
 
 NUMBERS = '"numbers"'
 IN_ALL = f"SELECT COUNT(*) AS c FROM {NUMBERS} WHERE n IN (SELECT n FROM {NUMBERS})"

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from pm_notebook._workers import _Workers
 from pm_notebook.sql import Pending, run_interruptible
-from pm_notebook.sql._workers import _Workers
 
 
 def _wait_until(predicate, timeout: float = 60.0) -> bool:  # a hang guard, not a measure
@@ -96,7 +96,7 @@ def test_a_jdbc_worker_stays_attached_to_the_jvm_between_calls_and_detaches_at_i
     import _jpype
     import jpype
 
-    from pm_notebook.sql import _workers as sql
+    from pm_notebook import _workers as sql
     from pm_notebook.sql._jvm import ensure_jvm
     from pm_notebook.sql.jdbc import _detach_thread, run_java
 

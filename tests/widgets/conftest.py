@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pm_notebook._context import clear_current
+from pm_notebook._current import clear_current
 
 
 @pytest.fixture(autouse=True)

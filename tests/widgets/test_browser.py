@@ -9,13 +9,13 @@ import time
 import pytest
 from IPython.lib.pretty import pretty
 
-from pm_notebook import ConfigurationError, NotFound, ServiceUnavailable, _context
-from pm_notebook._context import set_current
+from pm_notebook import ConfigurationError, NotFound, ServiceUnavailable, _current
+from pm_notebook._current import set_current
 from pm_notebook._models import Project, Table
 from pm_notebook.magic.args import parse_args
 from pm_notebook.testing import TestingShell
 from pm_notebook.widgets import ProjectBrowser, pmsql_for
-from pm_notebook.widgets.browser import short_id
+from pm_notebook.widgets._browser_text import short_id
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def test_select_project_labels_tables_by_kind_and_chooses_it_for_pmsql(
         f"{project.name}: 3 tables. %%pmsql cells now use it: {{cases}}, {{vertex}}, {{edge}}. "
         "Select a table to see its columns and rows."
     )
-    chosen = _context.get_project(demo_conn)  # the magic's --project state, set through the core
+    chosen = _current.get_project(demo_conn)  # the magic's --project state, set through the core
     assert chosen is not None and chosen.project == project
     assert chosen.table("vertex").name == f"{project.id}_vertex"
 
@@ -124,15 +124,15 @@ def test_the_offered_cell_and_later_cells_run_on_the_chosen_project(browser, dem
     result = shell.run_cell("%%pmsql -o n --no-display\nSELECT COUNT(*) AS n FROM {vertex}")
     assert result.error_in_exec is None and int(shell.user_ns["n"].iloc[0, 0]) == want
     # the offered cell runs as it is, also where no project was chosen (after a kernel restart)
-    _context.set_current(None)
+    _current.set_current(None)
     set_current(demo_conn)
-    assert _context.get_project(demo_conn) is None
+    assert _current.get_project(demo_conn) is None
     cell = browser.query.replace("%%pmsql", "%%pmsql -o rows --no-display", 1)
     result = shell.run_cell(cell)
     assert result.error_in_exec is None
     assert len(shell.user_ns["rows"]) == min(100, want)
     assert list(shell.user_ns["rows"].columns) == [c.name for c in browser.columns]
-    assert _context.get_project(demo_conn).project.id == pid  # and chose the project for the cells after it
+    assert _current.get_project(demo_conn).project.id == pid  # and chose the project for the cells after it
 
 
 def test_insert_query_and_frontend_outcome(browser, demo):

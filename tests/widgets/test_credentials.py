@@ -13,7 +13,7 @@ import pytest
 from IPython.lib.pretty import pretty
 
 from pm_notebook import AuthenticationError, ConfigurationError, LicenceError, config
-from pm_notebook._context import get_current
+from pm_notebook._current import get_current
 from pm_notebook.widgets import CredentialWidget
 
 

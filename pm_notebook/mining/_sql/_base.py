@@ -23,6 +23,7 @@ __all__ = [
     "between_activities",
     "check_quantiles",
     "is_period",
+    "per_case",
     "period",
     "period_ms",
     "placeholders",
@@ -94,6 +95,22 @@ def task_order(schema: Schema, res: str | None = None) -> str:
     if res is not None:
         keys.append(f"COALESCE({res}, '')")
     return ", ".join(keys)
+
+
+def per_case(table: str, where: str, case: str, keys: dict[str, str], *, rows: str, order: str) -> str:
+    """The "group per case, then aggregate" statement, written once: per the *keys* (output name ->
+    expression), ``rows`` as the column named *rows* (a SUM of the per-case counts) and ``cases`` (one per
+    case group: exact, where ``COUNT(DISTINCT)`` is approximate in Druid), from a per-(keys, case) GROUP BY of
+    *table* under *where* (a ``WHERE`` clause or ``""``), ordered by *order*."""
+    names = ", ".join(f'"{name}"' for name in keys)
+    inner = ", ".join(f'{expr} AS "{name}"' for name, expr in keys.items())
+    groups = ", ".join(keys.values())
+    return (
+        f'SELECT {names}, SUM("n") AS "{rows}", COUNT(*) AS "cases" FROM ('
+        f'SELECT {inner}, {case} AS "case_id", COUNT(*) AS "n" FROM {table}{where} '
+        f"GROUP BY {groups}, {case}) "
+        f"GROUP BY {names} ORDER BY {order}"
+    )
 
 
 def quantile(q: float, column: str) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from .._filters import Filters
 from .._schema import Schema
-from ._base import END, START, Fragment, Statement, between_activities
+from ._base import END, START, Fragment, Statement, between_activities, per_case
 
 __all__ = ["deviations"]
 
@@ -26,11 +26,9 @@ def deviations(
     if not any(START in p or END in p for p in allowed):
         conds.append(between_activities(schema))
     where, params = filters.where(schema, "edge", *conds)
-    sql = (
-        f'SELECT "source", "target", SUM("n") AS "transitions", COUNT(*) AS "cases" FROM ('
-        f'SELECT {src} AS "source", {dst} AS "target", {case} AS "case_id", COUNT(*) AS "n" '
-        f"FROM {schema.table('edge')}{where} GROUP BY {src}, {dst}, {case}) "
-        f'GROUP BY "source", "target" ORDER BY cases DESC, "source", "target"'
+    keys = {"source": src, "target": dst}
+    sql = per_case(
+        schema.table("edge"), where, case, keys, rows="transitions", order='cases DESC, "source", "target"'
     )
     sql_dev = (
         f'SELECT COUNT(*) AS "deviating" FROM '

@@ -11,7 +11,7 @@ import re
 from ...errors import SchemaError
 from .._filters import Filters
 from .._schema import Schema
-from ._base import END, START, Statement, quantile, task_order
+from ._base import END, START, Statement, per_case, quantile, task_order
 from .cases import total_cases
 
 __all__ = [
@@ -62,11 +62,8 @@ def resources(schema: Schema, filters: Filters, res: str) -> tuple[Statement, St
     case, act = schema.col("vertex", "case"), schema.col("vertex", "activity")
     where, params = filters.where(schema, "vertex")
     table = schema.table("vertex")
-    sql_counts = (
-        f'SELECT "resource", SUM("n") AS "events", COUNT(*) AS "cases" FROM ('
-        f'SELECT {res} AS "resource", {case} AS "case_id", COUNT(*) AS "n" FROM {table}{where} '
-        f'GROUP BY {res}, {case}) GROUP BY "resource" ORDER BY "events" DESC, "resource"'
-    )
+    order = '"events" DESC, "resource"'
+    sql_counts = per_case(table, where, case, {"resource": res}, rows="events", order=order)
     activities = (
         f'SELECT "resource", COUNT(*) AS "activities" FROM ('
         f'SELECT {res} AS "resource", {act} AS "activity" FROM {table}{where} GROUP BY {res}, {act}) '
@@ -81,12 +78,9 @@ def resources_by_activity(schema: Schema, filters: Filters, res: str) -> Stateme
     """Per (activity, resource): ``events`` and ``cases`` (per-case GROUP BY, then an outer aggregate)."""
     case, act = schema.col("vertex", "case"), schema.col("vertex", "activity")
     where, params = filters.where(schema, "vertex")
-    sql = (
-        f'SELECT "activity", "resource", SUM("n") AS "events", COUNT(*) AS "cases" FROM ('
-        f'SELECT {act} AS "activity", {res} AS "resource", {case} AS "case_id", COUNT(*) AS "n" '
-        f"FROM {schema.table('vertex')}{where} GROUP BY {act}, {res}, {case}) "
-        f'GROUP BY "activity", "resource" ORDER BY "activity", "events" DESC, "resource"'
-    )
+    keys = {"activity": act, "resource": res}
+    order = '"activity", "events" DESC, "resource"'
+    sql = per_case(schema.table("vertex"), where, case, keys, rows="events", order=order)
     return Statement(sql, params)
 
 
@@ -258,10 +252,7 @@ def resource_nodes(schema: Schema, filters: Filters, res: str) -> tuple[Statemen
     where, params = filters.where(schema, "vertex")
     name = f"COALESCE({res}, '(none)')"
     table = schema.table("vertex")
-    sql = (
-        f'SELECT "activity", SUM("n") AS "frequency", COUNT(*) AS "cases" FROM ('
-        f'SELECT {name} AS "activity", {case} AS "case_id", COUNT(*) AS "n" FROM {table}{where} '
-        f'GROUP BY {name}, {case}) GROUP BY "activity" ORDER BY "frequency" DESC, "activity"'
-    )
+    order = '"frequency" DESC, "activity"'
+    sql = per_case(table, where, case, {"activity": name}, rows="frequency", order=order)
     sql_stats = f'SELECT {name} AS "activity", {_duration_stats(d)} FROM {table}{where} GROUP BY {name}'
     return Statement(sql, params), Statement(sql_stats, params)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .._filters import Filters
 from .._schema import Schema
-from ._base import Statement, between_activities, qname, quantile
+from ._base import Statement, between_activities, per_case, qname, quantile
 
 __all__ = ["arrivals", "dotted_bins", "interarrival", "spectrum", "waiting"]
 
@@ -58,12 +58,8 @@ def dotted_bins(schema: Schema, filters: Filters, freq: str) -> Statement:
     )
     where, params = filters.where(schema, "vertex")
     floor = f"TIME_FLOOR({t}, '{freq}')"
-    sql = (
-        f'SELECT "period", "activity", SUM("n") AS "events", COUNT(*) AS "cases" FROM ('
-        f'SELECT {floor} AS "period", {act} AS "activity", {case} AS "case_id", COUNT(*) AS "n" '
-        f"FROM {schema.table('vertex')}{where} GROUP BY {floor}, {act}, {case}) "
-        f'GROUP BY "period", "activity" ORDER BY "period", "activity"'
-    )
+    keys = {"period": floor, "activity": act}
+    sql = per_case(schema.table("vertex"), where, case, keys, rows="events", order='"period", "activity"')
     return Statement(sql, params)
 
 

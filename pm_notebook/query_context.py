@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigurationError
+from .errors import ConfigurationError
 
 __all__ = [
     "KNOWN_KEYS",

@@ -1,6 +1,7 @@
-"""The worker pool of the SQL transports: reused daemon threads for blocking calls (a socket read, a Java
-call), :class:`Pending`, which waits for one such call while staying responsive to Ctrl-C, and the hooks that
-tidy a thread after a Ctrl-C."""
+"""The worker threads of a query, the one threading idiom of its reader and its parser: reused daemon threads
+for blocking calls (a transport's socket read or Java call, the parse of a batch of rows in
+:mod:`pm_notebook.frames`), :class:`Pending`, one such call whose result is waited for while staying
+responsive to Ctrl-C, and the hooks that tidy a thread after a Ctrl-C."""
 
 from __future__ import annotations
 
@@ -118,7 +119,8 @@ class Abandoned(Exception):
 
 
 class Pending(Generic[T]):
-    """A blocking call (a socket read, a Java call) running on a worker thread (see :func:`run_in_worker`).
+    """A blocking call (a socket read, a Java call, a parse) running on a worker thread (see
+    :func:`run_in_worker`).
 
     A Ctrl-C may be delivered to any thread of the process (the JVM has many) and does not interrupt a
     blocking read of another thread; :meth:`result` waits in short slices so the waiting thread stays
@@ -138,6 +140,10 @@ class Pending(Generic[T]):
                 self._done.set()
 
         run_in_worker(work)
+
+    def done(self) -> bool:
+        """Whether the call is over (its result, or its error, is waiting)."""
+        return self._done.is_set()
 
     def result(
         self, *, on_interrupt: Callable[[], None] | None = None, stop: threading.Event | None = None
