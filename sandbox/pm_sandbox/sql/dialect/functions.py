@@ -97,7 +97,8 @@ def _div(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
 
 def _safe_divide(node: exp.Expr, a: list[exp.Expr]) -> exp.Expr:
     """``SAFE_DIVIDE(x, y)`` as Druid's ``safe_divide``: of integers the truncated quotient, NULL when
-    ``y`` is 0 (x evaluated all the same, as Druid does); otherwise the DOUBLE quotient, and when ``y`` is 0 (or NaN) 0.0 if ``x`` is 0, else NULL."""
+    ``y`` is 0 (x evaluated all the same, as Druid does); otherwise the DOUBLE quotient, and when ``y`` is 0
+    (or NaN) 0.0 if ``x`` is 0, else NULL."""
     _arity("SAFE_DIVIDE", a, 2)
     if node.meta.get(INTEGER_ARGS):
         # Druid evaluates x before it looks at y: MOD(0, 0) inside still fails ("/ by zero"). DuckDB folds
