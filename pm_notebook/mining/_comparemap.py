@@ -21,7 +21,8 @@ from typing import Any
 import pandas as pd
 
 from .._cells import cell_float
-from ._map import END, START, STATS, ProcessMap, _esc, format_duration
+from ._map import END, START, ProcessMap, _esc, format_duration
+from ._sql.stats import STATS
 
 __all__ = ["DECREASE", "INCREASE", "NEW", "SAME", "VANISHED", "ComparedMap", "change_colour"]
 
