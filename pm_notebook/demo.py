@@ -38,6 +38,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=2000, help="cases per project in the sandbox")
     parser.add_argument("--transport", default="auto", help="auto | jdbc | avatica | druid")
     parser.add_argument("--map", default="process-map.svg", help="where to write the process map (.svg/.png)")
+    parser.add_argument("--seed", type=int, default=None, help="the sandbox's data seed (its default if unset)")
+    parser.add_argument(
+        "--druid",
+        default=None,
+        metavar="BROKER_URL",
+        help="run the sandbox in front of this Apache Druid broker (make demo DRUID=1): its projects are "
+        "published there and every query runs on Druid",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="DEBUG logging (secrets are redacted)")
     args = parser.parse_args(argv)
     level = logging.DEBUG if args.verbose else logging.WARNING
@@ -45,8 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     pd.set_option("display.width", 140)
     pd.set_option("display.max_columns", 12)
 
-    print(f"pm_notebook {pm_notebook.__version__} demo — starting the local sandbox service ...")
-    with start(port=0, sql_port=0, cases=args.cases) as sb:
+    where = f" in front of the Druid at {args.druid} (publishing its projects first)" if args.druid else ""
+    print(f"pm_notebook {pm_notebook.__version__} demo — starting the local sandbox service{where} ...")
+    # publishing to a fresh Druid takes minutes: its readiness waits for every project to be queryable there
+    timeout = 3600.0 if args.druid else 120.0
+    with start(port=0, sql_port=0, cases=args.cases, seed=args.seed, druid=args.druid, timeout=timeout) as sb:
         print(f"  API  {sb.base_url}/pub\n  auth {sb.auth_url}\n  JDBC {sb.jdbc_url}\n")
         env = sb.env
         with pm_notebook.connect(

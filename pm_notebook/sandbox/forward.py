@@ -17,8 +17,9 @@ checks it makes today:
 
 Druid SQL API (``POST /druid/v2/sql``): the body goes to the broker as it came (result format, header, types
 headers, parameters, query context), with ``context.sqlQueryId`` set when the client gave none, so that
-``DELETE /druid/v2/sql/{id}`` can be forwarded for the workgroup's own running queries only (another id is 404,
-as without Druid). Druid's answer (status, headers, body: a refusal's JSON included) streams back unchanged.
+``DELETE /druid/v2/sql/{id}`` can be forwarded for the workgroup's own running queries only (another id is
+404, as without Druid). Druid's answer (status, headers, body: a refusal's JSON included) streams back
+unchanged.
 Avatica JSON: connection and statement calls go to the broker as they came (``openConnection`` without the
 credentials), Druid's answers come back unchanged (its connection and statement ids, frames, errors).
 
@@ -236,7 +237,11 @@ class DruidForward:
             owner = self._running.get(query_id)
         if owner is not None and owner != client_id:
             raise SqlError(f"A query with sqlQueryId [{query_id}] is already running: choose another id.")
-        return orjson.dumps({**req, "query": sql, "context": {**context, "sqlQueryId": query_id}}), query_id, header
+        return (
+            orjson.dumps({**req, "query": sql, "context": {**context, "sqlQueryId": query_id}}),
+            query_id,
+            header,
+        )
 
     def open(self, client_id: str, body: bytes, query_id: str | None) -> Upstream:
         """Send the prepared body; the query counts as the workgroup's until its answer is closed."""
@@ -329,9 +334,11 @@ class ForwardedAvatica(AvaticaService):
 
 
 def coordinator_of(broker: Broker) -> str:
-    """The URL of the cluster's coordinator (which runs the overlord here), from the broker's ``sys.servers``."""
+    """The URL of the cluster's coordinator (which runs the overlord here), from ``sys.servers``."""
     sql = "SELECT host, plaintext_port, tls_port FROM sys.servers WHERE server_type = 'coordinator'"
-    status, body, _ = broker.call("POST", "/druid/v2/sql/", orjson.dumps({"query": sql, "resultFormat": "array"}))
+    status, body, _ = broker.call(
+        "POST", "/druid/v2/sql/", orjson.dumps({"query": sql, "resultFormat": "array"})
+    )
     rows = json.loads(body) if status == 200 else None
     if not rows:
         raise SqlError(
@@ -361,7 +368,9 @@ class Publisher:
         published = publish_store(
             self.store, coordinator_url=self.coordinator, broker_url=self.broker_url, timeout=self.timeout
         )
-        log.warning("published %d tables to Druid in %.1fs", len(published.tables), time.perf_counter() - started)
+        log.warning(
+            "published %d tables to Druid in %.1fs", len(published.tables), time.perf_counter() - started
+        )
         return published
 
     def publish_project(self, client_id: str, project: ProjectRecord) -> None:
@@ -377,5 +386,9 @@ class Publisher:
         }
         if tables:
             publish_tables(
-                tables, lookups, coordinator_url=self.coordinator, broker_url=self.broker_url, timeout=self.timeout
+                tables,
+                lookups,
+                coordinator_url=self.coordinator,
+                broker_url=self.broker_url,
+                timeout=self.timeout,
             )

@@ -177,11 +177,15 @@ def check_access(sql: str, catalog: Catalog) -> Checked:
         after = tokens[i + 3] if i + 3 < len(tokens) else None
         if after is not None and after.token_type == TokenType.DOT:
             raise SqlError(
-                f"INFORMATION_SCHEMA.{name.text}.<column>: qualify the columns of INFORMATION_SCHEMA views by "
-                "the view's name or an alias (FROM INFORMATION_SCHEMA.COLUMNS c ... c.TABLE_NAME).",
+                f"INFORMATION_SCHEMA.{name.text}.<column>: qualify the columns of INFORMATION_SCHEMA views "
+                "by the view's name or an alias (FROM INFORMATION_SCHEMA.COLUMNS c ... c.TABLE_NAME).",
                 "unsupported",
             )
-        aliased = after is not None and after.token_type in (TokenType.ALIAS, TokenType.VAR, TokenType.IDENTIFIER)
+        aliased = after is not None and after.token_type in (
+            TokenType.ALIAS,
+            TokenType.VAR,
+            TokenType.IDENTIFIER,
+        )
         meta.append((base + start, base + name.end + 1, name.text.upper(), aliased))
     return Checked(tables=front.tables, meta=tuple(meta))
 

@@ -1,0 +1,218 @@
+"""The stand-in in front of a real Druid (``--druid``): checks first, then Druid's own answers.
+
+The oracle is the broker itself: the same request sent straight to it gives the same status and bytes. The
+rights are checked against the stand-in's own listing of each workgroup's projects.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+
+import pandas as pd
+import pytest
+import requests
+
+pytestmark = pytest.mark.slow
+
+CASES = 300  # tests/conftest.py's SANDBOX_CASES: the same data as the session's sandbox (published once)
+
+
+@pytest.fixture(scope="module")
+def forwarding(request, druid_cluster, tmp_path_factory):
+    """A sandbox in front of the test Druid: the session's own with PM_TEST_DRUID=1, else one of its own."""
+    if os.environ.get("PM_TEST_DRUID") == "1":
+        yield request.getfixturevalue("sandbox")
+        return
+    from pm_notebook.sandbox import start
+
+    sb = start(
+        cases=CASES,
+        druid=druid_cluster.broker,
+        extra_args=["--druid-coordinator", druid_cluster.coordinator],
+        log_path=tmp_path_factory.mktemp("forward") / "sandbox.log",
+        timeout=3600,
+    )
+    yield sb
+    sb.stop()
+
+
+def _auth(sb, key: str) -> tuple[str, str]:
+    wg = sb.workgroups[key]
+    return wg.client_id, wg.client_secret
+
+
+def _sql(sb, key: str, body: dict, **kw) -> requests.Response:
+    return requests.post(f"{sb.sql_url}/druid/v2/sql", json=body, auth=_auth(sb, key), timeout=120, **kw)
+
+
+def _own_tables(sb, key: str) -> set[str]:
+    return {f"{pid}{suffix}" for pid in sb.workgroups[key].project_ids for suffix in ("", "_vertex", "_edge")}
+
+
+@pytest.mark.parametrize("fmt", ["object", "array", "arrayLines", "csv"])
+def test_answers_are_the_brokers_bytes(forwarding, druid_cluster, fmt):
+    pid = forwarding.workgroups["demo"].project_ids[0]
+    body = {
+        "query": f'SELECT activity, COUNT(*) AS n FROM "{pid}_vertex" WHERE activity <> ? '
+        "GROUP BY 1 ORDER BY 2, 1",
+        "parameters": [{"type": "VARCHAR", "value": "none"}],
+        "resultFormat": fmt,
+        "header": True,
+        "typesHeader": True,
+        "sqlTypesHeader": True,
+        "context": {"sqlQueryId": f"fwd-{uuid.uuid4()}", "sqlTimeZone": "Europe/Paris"},
+    }
+    ours = _sql(forwarding, "demo", body)
+    theirs = requests.post(f"{druid_cluster.broker}/druid/v2/sql", json=body, timeout=120)
+    assert ours.status_code == theirs.status_code == 200
+    assert ours.content == theirs.content
+    assert ours.headers["X-Druid-SQL-Query-Id"] == body["context"]["sqlQueryId"]
+    assert ours.headers["X-Druid-SQL-Header-Included"] == "yes"
+
+
+def test_a_refusal_of_druid_reaches_the_user_unchanged(forwarding, druid_cluster):
+    pid = forwarding.workgroups["demo"].project_ids[0]
+    body = {"query": f'SELECT no_such_column FROM "{pid}"', "context": {"sqlQueryId": "fwd-refused"}}
+    ours = _sql(forwarding, "demo", body)
+    theirs = requests.post(f"{druid_cluster.broker}/druid/v2/sql", json=body, timeout=120)
+    assert ours.status_code == theirs.status_code == 400
+    assert ours.json() == theirs.json()
+    assert "no_such_column" in ours.json()["errorMessage"]
+
+
+@pytest.mark.parametrize("transport", ["druid", "avatica"])
+def test_a_workgroup_sees_only_its_own_tables_on_druid(forwarding, connect_workgroup, transport):
+    for key, other in (("demo", "second"), ("second", "demo")):
+        conn = connect_workgroup(forwarding, key)
+        try:
+            conn.sql_transport = transport
+            listed = conn.query("SELECT TABLE_SCHEMA, TABLE_NAME FROM INFORMATION_SCHEMA.TABLES t")
+            druid_tables = set(listed.loc[listed["TABLE_SCHEMA"] == "druid", "TABLE_NAME"])
+            assert druid_tables == _own_tables(forwarding, key)
+            assert set(listed["TABLE_SCHEMA"]) == {"druid", "lookup", "INFORMATION_SCHEMA"}
+            lookups = set(listed.loc[listed["TABLE_SCHEMA"] == "lookup", "TABLE_NAME"])
+            own = tuple(forwarding.workgroups[key].project_ids)
+            assert lookups and all(name.startswith(own) for name in lookups)
+            columns = conn.query("SELECT DISTINCT TABLE_NAME FROM INFORMATION_SCHEMA.COLUMNS")
+            assert set(columns["TABLE_NAME"]) <= druid_tables | lookups | {"COLUMNS", "SCHEMATA", "TABLES"}
+            assert _own_tables(forwarding, key) <= set(columns["TABLE_NAME"])
+            foreign = forwarding.workgroups[other].project_ids[0]
+            with pytest.raises(Exception, match=f"Object '{foreign}' not found"):
+                conn.query(f'SELECT COUNT(*) FROM "{foreign}"')
+            with pytest.raises(Exception, match="sys"):
+                conn.query("SELECT COUNT(*) FROM sys.segments")
+        finally:
+            conn.close()
+
+
+def test_another_workgroups_query_cannot_be_cancelled_but_ones_own_can(forwarding):
+    pid = forwarding.workgroups["demo"].project_ids[0]
+    # far more bytes than the sockets hold: Druid is still writing while this answer is not read
+    query = f'SELECT a.* FROM "{pid}_vertex" a CROSS JOIN (SELECT __time FROM "{pid}" LIMIT 100) b'
+    query_id = f"fwd-cancel-{uuid.uuid4()}"
+    body = {"query": query, "resultFormat": "arrayLines", "context": {"sqlQueryId": query_id}}
+    with _sql(forwarding, "demo", body, stream=True) as answer:
+        assert answer.status_code == 200
+        next(answer.iter_content(1024))  # running: the first bytes are here
+        url = f"{forwarding.sql_url}/druid/v2/sql/{query_id}"
+        assert requests.delete(url, auth=_auth(forwarding, "second"), timeout=60).status_code == 404
+        cancelled = requests.delete(url, auth=_auth(forwarding, "demo"), timeout=60)
+        assert cancelled.status_code == 202  # Druid's own answer: it cancelled the running query
+        received = sum(piece.count(b"\n") for piece in answer.iter_content(1 << 16))
+    count = {"query": f'SELECT COUNT(*) FROM "{pid}_vertex"', "resultFormat": "array"}
+    rows = _sql(forwarding, "demo", count).json()[0][0]
+    assert received < 100 * rows  # cut short: the whole answer has 100 lines per task
+    after = requests.delete(
+        f"{forwarding.sql_url}/druid/v2/sql/{query_id}", auth=_auth(forwarding, "demo"), timeout=60
+    )
+    assert after.status_code == 404  # no longer running
+
+
+def test_the_workgroups_credentials_are_checked_before_forwarding(forwarding):
+    pid = forwarding.workgroups["demo"].project_ids[0]
+    answer = requests.post(
+        f"{forwarding.sql_url}/druid/v2/sql",
+        json={"query": f'SELECT COUNT(*) FROM "{pid}"'},
+        auth=(forwarding.workgroups["demo"].client_id, "wrong"),
+        timeout=60,
+    )
+    assert answer.status_code == 401
+    assert answer.headers["WWW-Authenticate"] == 'Basic realm="druid"'
+
+
+def test_fault_switches_apply_in_front_of_druid(forwarding):
+    forwarding.fault("/druid/v2/sql", status=503, times=1)
+    pid = forwarding.workgroups["demo"].project_ids[0]
+    body = {"query": f'SELECT COUNT(*) AS n FROM "{pid}"', "resultFormat": "array"}
+    assert _sql(forwarding, "demo", body).status_code == 503
+    again = _sql(forwarding, "demo", body)
+    assert again.status_code == 200 and again.json() == [[CASES]]
+    forwarding.clear_faults()
+
+
+def test_an_upload_is_on_druid_when_it_reports_done(forwarding, connect_workgroup, druid_cluster):
+    conn = connect_workgroup(forwarding, "second")
+    try:
+        frame = pd.DataFrame(
+            {
+                "case_id": ["c1", "c1", "c2", "c2", "c2"],
+                "activity": ["Open", "Close", "Open", "Check", "Close"],
+                "timestamp": pd.to_datetime(
+                    [
+                        "2024-01-01 08:00",
+                        "2024-01-02 09:00",
+                        "2024-01-03 10:00",
+                        "2024-01-03 11:00",
+                        "2024-01-04",
+                    ]
+                ),
+            }
+        )
+        project = conn.create_project(f"forwarded upload {uuid.uuid4()}")
+        conn.upload(project, frame, progress=False)
+        tables = {t.kind: t for t in conn.tables(project)}
+        # straight from the broker: the rows are on Druid the moment the upload reports DONE
+        direct = requests.post(
+            f"{druid_cluster.broker}/druid/v2/sql",
+            json={"query": f"SELECT COUNT(*) FROM {tables['vertex'].sql_name}", "resultFormat": "array"},
+            timeout=60,
+        )
+        assert direct.json() == [[len(frame)]]
+        counted = conn.query(f"SELECT activity, COUNT(*) AS n FROM {tables['vertex'].sql_name} GROUP BY 1")
+        expected = frame.groupby("activity").size()
+        assert dict(zip(counted["activity"], counted["n"], strict=True)) == expected.to_dict()
+        # and only there for its own workgroup
+        other = connect_workgroup(forwarding, "demo")
+        try:
+            with pytest.raises(Exception, match="not found"):
+                other.query(f"SELECT COUNT(*) FROM {tables['vertex'].sql_name}")
+        finally:
+            other.close()
+    finally:
+        conn.close()
+
+
+def test_concurrent_queries_of_two_workgroups_each_get_their_own_answer(forwarding, druid_cluster):
+    answers: dict[str, requests.Response] = {}
+
+    def ask(key: str) -> None:
+        pid = forwarding.workgroups[key].project_ids[0]
+        answers[key] = _sql(
+            forwarding, key, {"query": f'SELECT COUNT(*) FROM "{pid}"', "resultFormat": "array"}
+        )
+
+    threads = [threading.Thread(target=ask, args=(k,)) for k in ("demo", "second")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for key, answer in answers.items():
+        pid = forwarding.workgroups[key].project_ids[0]
+        direct = requests.post(
+            f"{druid_cluster.broker}/druid/v2/sql",
+            json={"query": f'SELECT COUNT(*) FROM "{pid}"', "resultFormat": "array"},
+            timeout=60,
+        )
+        assert answer.json() == direct.json()
