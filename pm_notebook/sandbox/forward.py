@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from .druid_publish import Published
     from .sql.engine import SqlEngine
 
-__all__ = ["Broker", "DruidForward", "ForwardedAvatica", "Publisher", "forward_sql"]
+__all__ = ["Broker", "DruidForward", "ForwardedAvatica", "Prepared", "Publisher", "Upstream", "forward_sql"]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,10 @@ _DROPPED = {"connection", "keep-alive", "transfer-encoding", "content-length", "
 _LOCAL_CALLS = {"getCatalogs", "getSchemas", "getTables", "getColumns", "getTableTypes", "getTypeInfo"}
 _META_SCHEMAS = ("druid", "lookup", "INFORMATION_SCHEMA")
 _META_VIEWS = ("COLUMNS", "SCHEMATA", "TABLES")
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _literal(text: str) -> str:
@@ -204,6 +208,17 @@ class Upstream:
 # --------------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A SQL API request as :meth:`DruidForward.prepare` read it: *request* is ``None`` when the body goes as
+    it came (Druid refuses it itself)."""
+
+    body: bytes
+    request: dict[str, Any] | None
+    query_id: str | None
+    header: bool
+
+
 class DruidForward:
     """``POST /druid/v2/sql`` and ``DELETE /druid/v2/sql/{id}`` forwarded for a checked workgroup."""
 
@@ -213,41 +228,41 @@ class DruidForward:
         self._running: dict[str, str] = {}  # sqlQueryId → the workgroup whose query it is
         self._lock = threading.Lock()
 
-    def prepare(self, client_id: str, body: bytes) -> tuple[bytes, str | None, bool]:
-        """The body to send for *client_id* (checked and narrowed), its query id, and whether a header was
-        asked for. A body Druid must refuse itself (not JSON, no query text) goes as it is.
-
-        :raises SqlError: the stand-in's refusal (table rights, statement kind), as without Druid.
-        """
+    def prepare(self, body: bytes) -> Prepared:
+        """The request as parsed on the event loop (cheap): its query id (``context.sqlQueryId``, or a fresh
+        one) and whether a header was asked for. A body Druid must refuse itself (not JSON, no query text, a
+        context that is not an object) is sent as it came."""
         try:
             req = orjson.loads(body)
         except orjson.JSONDecodeError:
-            return body, None, False
+            return Prepared(body, None, None, False)
         if not isinstance(req, dict):
-            return body, None, False
+            return Prepared(body, None, None, False)
         context = req.get("context") if req.get("context") is not None else {}
-        query_id = context.get("sqlQueryId") if isinstance(context, dict) else None
+        given = context.get("sqlQueryId") if isinstance(context, dict) else None
         header = req.get("header") is True
-        query = req.get("query")
-        if not isinstance(query, str) or not isinstance(context, dict):
-            return body, query_id if isinstance(query_id, str) else None, header
-        query_id = query_id if isinstance(query_id, str) and query_id else str(uuid.uuid4())
-        sql = forward_sql(query, self.engine.catalog(client_id))
-        with self._lock:
-            owner = self._running.get(query_id)
-        if owner is not None and owner != client_id:
-            raise SqlError(f"A query with sqlQueryId [{query_id}] is already running: choose another id.")
-        return (
-            orjson.dumps({**req, "query": sql, "context": {**context, "sqlQueryId": query_id}}),
-            query_id,
-            header,
-        )
+        if not isinstance(req.get("query"), str) or not isinstance(context, dict):
+            return Prepared(body, None, given if isinstance(given, str) else None, header)
+        query_id = given if isinstance(given, str) and given else str(uuid.uuid4())
+        return Prepared(body, {**req, "context": {**context, "sqlQueryId": query_id}}, query_id, header)
 
-    def open(self, client_id: str, body: bytes, query_id: str | None) -> Upstream:
-        """Send the prepared body; the query counts as the workgroup's until its answer is closed."""
-        if query_id is not None:
+    def open(self, client_id: str, prepared: Prepared) -> Upstream:
+        """Check the query for *client_id* (in a worker thread: it parses the SQL), send it, and count it as
+        the workgroup's running query until its answer is closed.
+
+        :raises SqlError: the stand-in's refusal (table rights, statement kind), as without Druid.
+        """
+        body, query_id = prepared.body, prepared.query_id
+        if prepared.request is not None:
+            assert query_id is not None
+            sql = forward_sql(prepared.request["query"], self.engine.catalog(client_id))
+            body = orjson.dumps({**prepared.request, "query": sql})
             with self._lock:
-                self._running[query_id] = client_id
+                owner = self._running.setdefault(query_id, client_id)
+            if owner != client_id:
+                raise SqlError(f"A query with sqlQueryId [{query_id}] is already running: choose another id.")
+        else:
+            query_id = None  # Druid refuses it: nothing will run under that id
         try:
             upstream = self.broker.open("POST", "/druid/v2/sql/", body)
         except BaseException:
@@ -378,10 +393,9 @@ class Publisher:
         from .druid_publish import publish_tables
 
         db = self.store.database(client_id)
-        quote = lambda name: '"' + name.replace('"', '""') + '"'  # noqa: E731
-        tables = {n: db.sql(f"SELECT * FROM druid.{quote(n)}").to_arrow_table() for n in project.tables}
+        tables = {n: db.sql(f"SELECT * FROM druid.{_quote(n)}").to_arrow_table() for n in project.tables}
         lookups = {
-            n: {str(k): str(v) for k, v in db.execute(f"SELECT k, v FROM lookup.{quote(n)}").fetchall()}
+            n: {str(k): str(v) for k, v in db.execute(f"SELECT k, v FROM lookup.{_quote(n)}").fetchall()}
             for n in project.lookups
         }
         if tables:

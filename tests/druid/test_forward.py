@@ -216,3 +216,47 @@ def test_concurrent_queries_of_two_workgroups_each_get_their_own_answer(forwardi
             timeout=60,
         )
         assert answer.json() == direct.json()
+
+
+@pytest.mark.parametrize(
+    ("written", "narrowed"),
+    [
+        ("SELECT * FROM INFORMATION_SCHEMA.TABLES", 'SELECT * FROM {TABLES} AS "TABLES"'),
+        ('SELECT t.TABLE_NAME FROM "INFORMATION_SCHEMA"."COLUMNS" t', "SELECT t.TABLE_NAME FROM {COLUMNS} t"),
+        ("SELECT c.x FROM druid.INFORMATION_SCHEMA.COLUMNS AS c", "SELECT c.x FROM {COLUMNS} AS c"),
+        ("SELECT * FROM information_schema.schemata", 'SELECT * FROM {SCHEMATA} AS "SCHEMATA"'),
+    ],
+)
+def test_information_schema_views_are_narrowed_to_the_workgroups_own_rows(written, narrowed):
+    from pm_notebook.sandbox.forward import forward_sql
+    from pm_notebook.sandbox.sql.access import Catalog
+
+    catalog = Catalog(
+        tables={"p1": {"__time": "TIMESTAMP"}, "p1_vertex": {}}, lookups=frozenset({"p1_variants"})
+    )
+    own = (
+        "(TABLE_SCHEMA = 'druid' AND TABLE_NAME IN ('p1', 'p1_vertex')) OR (TABLE_SCHEMA = 'lookup' AND "
+        "TABLE_NAME IN ('p1_variants')) OR (TABLE_SCHEMA = 'INFORMATION_SCHEMA' AND TABLE_NAME IN "
+        "('COLUMNS', 'SCHEMATA', 'TABLES'))"
+    )
+    views = {
+        name: f'(SELECT * FROM INFORMATION_SCHEMA."{name}" WHERE {own})' for name in ("TABLES", "COLUMNS")
+    }
+    views["SCHEMATA"] = (
+        "(SELECT * FROM INFORMATION_SCHEMA.\"SCHEMATA\" WHERE SCHEMA_NAME IN ('INFORMATION_SCHEMA', 'druid', "
+        "'lookup'))"
+    )
+    assert forward_sql(written, catalog) == narrowed.format(**views)
+
+
+def test_a_view_column_qualified_by_the_views_full_name_is_refused():
+    from pm_notebook.sandbox.forward import forward_sql
+    from pm_notebook.sandbox.sql.access import Catalog
+    from pm_notebook.sandbox.sql.errors import SqlError
+
+    with pytest.raises(SqlError, match="qualify the columns of INFORMATION_SCHEMA views"):
+        forward_sql(
+            "SELECT INFORMATION_SCHEMA.TABLES.TABLE_NAME FROM INFORMATION_SCHEMA.TABLES", Catalog(tables={})
+        )
+    with pytest.raises(SqlError, match="Object 'other' not found"):
+        forward_sql('SELECT * FROM "other"', Catalog(tables={"mine": {}}))

@@ -227,12 +227,11 @@ def create_sql_app(
     async def forwarded(wg: WorkgroupRecord, body: bytes) -> Response:
         """The request checked as without Druid, then Druid's answer as it came (status, headers, body)."""
         assert forward is not None
-        query_id, header = None, False
+        prepared = forward.prepare(body)
         try:
-            body, query_id, header = forward.prepare(wg.id, body)
-            upstream = await budgets.run(wg.id, forward.open, wg.id, body, query_id)
+            upstream = await budgets.run(wg.id, forward.open, wg.id, prepared)
         except SqlError as e:
-            return _druid_error(e, query_id, header=header)
+            return _druid_error(e, prepared.query_id, header=prepared.header)
         return StreamingResponse(
             _pieces(budgets, wg.id, upstream.chunks()),
             status_code=upstream.status,
