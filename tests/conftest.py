@@ -4,7 +4,9 @@
   session's tmp folder; faults are cleared after every test that used it. With ``PM_TEST_DRUID=1`` it runs in
   front of a real Apache Druid (``--druid``: its projects published there, every SQL request forwarded to the
   broker of ``druid_cluster``), so the client's tests run against Druid's engine; a test of a behaviour of the
-  stand-in itself is marked ``@pytest.mark.standin_only("why")`` and skipped then with that reason.
+  stand-in itself is marked ``@pytest.mark.standin_only("why")`` and skipped then with that reason; so is,
+  without a marker, a test that holds a statement in the stand-in's engine (``hold_statements``,
+  ``interrupt_when_held``: a forwarded query never reaches it).
 * ``druid_cluster`` (session): a real Druid's broker and coordinator URLs: ``PM_DRUID_URL`` and
   ``PM_DRUID_COORDINATOR_URL`` from the environment, else from ``.druid/env`` (``make druid``), else a
   cluster the session starts with ``druid/cluster.py`` and stops at its end.
@@ -27,6 +29,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import shutil
 import sys
@@ -63,13 +66,34 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+#: what makes a test stand-in only without a marker: it holds a statement inside the stand-in's own engine
+#: (Sandbox.hold_statements, directly or through interrupt_when_held), which a query forwarded to Druid never
+#: reaches; the hold would wait for ever
+_ENGINE_HOLDS = ("hold_statements", "interrupt_when_held")
+_HOLDS_REASON = (
+    "holds a statement in the stand-in's DuckDB engine (Sandbox.hold_statements), which a query forwarded to "
+    "Druid never reaches"
+)
+
+
+def _stand_in_only(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker("standin_only")
+    if marker is not None:
+        return str(marker.args[0] if marker.args else marker.kwargs.get("reason", ""))
+    function = getattr(item, "function", None)
+    try:
+        source = inspect.getsource(function) if function is not None else ""
+    except (OSError, TypeError):
+        return None
+    return _HOLDS_REASON if any(name in source for name in _ENGINE_HOLDS) else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not TEST_DRUID:
         return
     for item in items:
-        marker = item.get_closest_marker("standin_only")
-        if marker is not None:
-            reason = marker.args[0] if marker.args else marker.kwargs.get("reason", "")
+        reason = _stand_in_only(item)
+        if reason is not None:
             item.add_marker(pytest.mark.skip(reason=f"stand-in only (PM_TEST_DRUID=1): {reason}"))
 
 
