@@ -392,12 +392,22 @@ class Publisher:
         """One project's tables and lookups as they are now in the store (after an ingestion's swap)."""
         from .druid_publish import publish_tables
 
-        db = self.store.database(client_id)
-        tables = {n: db.sql(f"SELECT * FROM druid.{_quote(n)}").to_arrow_table() for n in project.tables}
-        lookups = {
-            n: {str(k): str(v) for k, v in db.execute(f"SELECT k, v FROM lookup.{_quote(n)}").fetchall()}
-            for n in project.lookups
-        }
+        cur = self.store.database(client_id).cursor()  # this thread's own cursor, fully qualified names
+        try:
+            ((catalog,),) = cur.execute("SELECT current_database()").fetchall()
+            where = f"{_quote(catalog)}."
+            tables = {
+                n: cur.sql(f"SELECT * FROM {where}druid.{_quote(n)}").to_arrow_table() for n in project.tables
+            }
+            lookups = {
+                n: {
+                    str(k): str(v)
+                    for k, v in cur.execute(f"SELECT k, v FROM {where}lookup.{_quote(n)}").fetchall()
+                }
+                for n in project.lookups
+            }
+        finally:
+            cur.close()
         if tables:
             publish_tables(
                 tables,
