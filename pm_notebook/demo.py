@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=2000, help="cases per project in the sandbox")
     parser.add_argument("--transport", default="auto", help="auto | jdbc | avatica | druid")
     parser.add_argument("--map", default="process-map.svg", help="where to write the process map (.svg/.png)")
-    parser.add_argument("--seed", type=int, default=None, help="the sandbox's data seed (its default if unset)")
+    parser.add_argument("--seed", type=int, default=None, help="the sandbox's data seed (default: its own)")
     parser.add_argument(
         "--druid",
         default=None,
