@@ -30,10 +30,11 @@ def test_demo_runs_end_to_end(tmp_path):
 # The demo's data on Druid: tests/conftest.py's SANDBOX_CASES and the default seed, the rows the differential
 # suite and PM_TEST_DRUID=1 publish too (a Druid that holds them is used at once; no other copy of the ids).
 DEMO_CASES = "300"
-# Durations come from quantiles (APPROX_QUANTILE_DS: a DataSketches sketch on Druid, about 1 % of rank): a
-# duration printed to the second may differ by this much, relative, or by one second. Counts, shares, names,
-# orders and every other number must be equal.
-DURATION_RTOL = 0.05
+# Durations come from quantiles (APPROX_QUANTILE_DS: a DataSketches sketch on Druid, about 1 % of rank, i.e. a
+# few of the 300 cases either way, and not the same from run to run): measured up to 5.2 % apart (a p10 of
+# 9 d 18 h against 9 d 6 h), so a duration may differ by 10 %, relative, or by one second. Counts, shares,
+# names, orders and every other number must be equal.
+DURATION_RTOL = 0.10
 _DURATION = re.compile(r"(?:\d+ days? )?\d{1,2}:\d{2}:\d{2}")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
@@ -41,7 +42,12 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 def _main_job(out: str) -> list[str]:
     """The demo's output from the workgroup on, without what names this run (ports, file paths)."""
     lines = out[out.index("\nWorkgroup:") :].splitlines()
-    return [line for line in lines if "written to" not in line and "Druid SQL statement(s) via" not in line]
+    # an answer's title line names its transport, which auto picks per run: the title itself must match
+    return [
+        line.split("  [", 1)[0] if "Druid SQL statement(s) via" in line else line
+        for line in lines
+        if "written to" not in line
+    ]
 
 
 def _seconds(text: str) -> float:
@@ -86,5 +92,5 @@ def test_demo_on_druid_ends_with_the_same_answers(tmp_path, druid_cluster):
     different = [(a, b) for a, b in zip(ours, theirs, strict=True) if not _same_line(a, b)]
     assert not different, different
     # the comparison covers the answers: the variants, throughput, activities and waits all printed
-    assert "Throughput (case duration)" in "\n".join(theirs)
+    assert all(title in on_druid for title in ("Top variants", "Throughput (case duration)", "Busiest"))
     assert "The real Avatica JDBC driver gives the same top variants: True" in on_druid
