@@ -83,7 +83,9 @@ test: install $(VENV)/.compiled system-deps labextension lint docs
 # The client's transport and mining tests once more, the session's sandbox in front of a real Druid
 # (PM_TEST_DRUID=1, tests/conftest.py): PM_DRUID_URL/.druid/env's cluster, else one the session starts and
 # stops. Tests of the stand-in's own behaviour are skipped with their reason (@pytest.mark.standin_only).
-DRUID_TESTS = tests/sql tests/sandbox_sql tests/mining tests/lifecycle tests/druid/test_forward.py
+DRUID_TESTS = tests/sql tests/mining tests/lifecycle tests/druid/test_forward.py tests/sandbox_sql/test_jdbc.py \
+  tests/sandbox_sql/test_avatica_frames.py tests/sandbox_sql/test_avatica_stream.py \
+  tests/sandbox_sql/test_druid_stream.py tests/sandbox_sql/test_isolation.py
 test-druid: install $(VENV)/.compiled system-deps
 	PM_TEST_DRUID=1 $(BIN)/python -X faulthandler -m pytest $(DRUID_TESTS) $(PYTEST_ARGS)
 

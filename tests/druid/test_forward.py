@@ -260,3 +260,16 @@ def test_a_view_column_qualified_by_the_views_full_name_is_refused():
         )
     with pytest.raises(SqlError, match="Object 'other' not found"):
         forward_sql('SELECT * FROM "other"', Catalog(tables={"mine": {}}))
+
+
+def test_the_lookup_function_reaches_only_the_workgroups_own_lookups():
+    from pm_notebook.sandbox.forward import forward_sql
+    from pm_notebook.sandbox.sql.access import Catalog
+    from pm_notebook.sandbox.sql.errors import SqlError
+
+    catalog = Catalog(tables={"p1": {"k": "VARCHAR"}}, lookups=frozenset({"p1_variants"}))
+    own = "SELECT LOOKUP(k, 'p1_variants') FROM \"p1\""
+    assert forward_sql(own, catalog) == own
+    for sql in ("SELECT LOOKUP(k, 'p2_variants') FROM \"p1\"", 'SELECT LOOKUP(k, k) FROM "p1"'):
+        with pytest.raises(SqlError, match="Lookup|LOOKUP needs"):
+            forward_sql(sql, catalog)

@@ -166,6 +166,18 @@ def check_access(sql: str, catalog: Catalog) -> Checked:
             front = _front(sql, catalog, strict=False)
     except RecursionError:
         raise invalid_sql("The query is nested too deeply: simplify it (e.g. use an IN list).") from None
+    # LOOKUP(x, 'name') names a lookup by a string: on Druid every lookup is global, so it is checked here
+    # (translate refuses it later, in the function table)
+    for call in front.tree.find_all(exp.Anonymous):
+        if str(call.this).upper() == "LOOKUP":
+            args = call.expressions
+            name = args[1] if len(args) > 1 else None
+            if not isinstance(name, exp.Literal) or not name.is_string:
+                raise SqlError("LOOKUP needs (expression, 'lookup name'[, 'replace missing value']).")
+            if name.this not in catalog.lookups:
+                raise SqlError(
+                    f"Lookup [{name.this}] not found (the workgroup's lookups are in schema 'lookup')."
+                )
     tokens, base = front.tokens, front.src.offset
     meta: list[tuple[int, int, str, bool]] = []
     for i, tok in enumerate(tokens[:-2]):
