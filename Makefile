@@ -20,7 +20,7 @@ LATEST_PYTHON ?= 3.13
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: druid druid-stop install system-deps lint docs test test-oldest test-latest test-python lock demo lab sandbox bench java-helper clean labextension
+.PHONY: druid druid-stop druid-up test-druid install system-deps lint docs test test-oldest test-latest test-python lock demo lab sandbox bench java-helper clean labextension
 
 $(UV): requirements/uv.txt
 	rm -rf $(TOOLS)
@@ -80,6 +80,16 @@ docs: install
 # -X faulthandler: a crash even after pytest's own reporting (at interpreter exit) prints every thread's stack.
 test: install $(VENV)/.compiled system-deps labextension lint docs
 	$(BIN)/python -X faulthandler -m pytest $(PYTEST_ARGS)
+	$(MAKE) test-druid
+
+# The client's transport and mining tests once more, the session's sandbox in front of a real Druid
+# (PM_TEST_DRUID=1, tests/conftest.py): PM_DRUID_URL/.druid/env's cluster, else one the session starts and
+# stops. Tests of the stand-in's own behaviour are skipped with their reason (@pytest.mark.standin_only).
+DRUID_TESTS = tests/sql tests/mining tests/lifecycle tests/druid/test_forward.py tests/sandbox_sql/test_jdbc.py \
+  tests/sandbox_sql/test_avatica_frames.py tests/sandbox_sql/test_avatica_stream.py \
+  tests/sandbox_sql/test_druid_stream.py tests/sandbox_sql/test_isolation.py
+test-druid: install $(VENV)/.compiled system-deps
+	PM_TEST_DRUID=1 $(BIN)/python -X faulthandler -m pytest $(DRUID_TESTS) $(PYTEST_ARGS)
 
 # The suite on the lowest versions the ranges allow, and on today's newest releases (no lock), each in a venv
 # of its own (tests/shipping installs the wheel at the same versions); the browser tests use the extension
@@ -115,13 +125,23 @@ druid: system-deps
 druid-stop:
 	$(PYTHON) druid/cluster.py stop
 
-demo: install
-	$(BIN)/python -m pm_notebook.demo
+# DRUID=1 (demo, lab): the sandbox in front of a real Druid (--druid): PM_DRUID_URL from the environment, else
+# make druid's cluster from .druid/env (started first unless it runs). The projects are published there first.
+DRUID_URL = $${PM_DRUID_URL:-$$(sed -n 's/^PM_DRUID_URL=//p' .druid/env)}
+DRUID_UP = $(if $(filter 1,$(DRUID)),druid-up)
+
+druid-up: system-deps
+	@[ -n "$${PM_DRUID_URL:-}" ] || $(PYTHON) druid/cluster.py status | grep -q '"running": true' \
+	  || $(PYTHON) druid/cluster.py start
+
+demo: install $(DRUID_UP)
+	$(BIN)/python -m pm_notebook.demo $(if $(filter 1,$(DRUID)),--druid "$(DRUID_URL)")
 
 # JupyterLab on notebooks/ with a sandbox running and its PM_* values in the kernels' environment (binder/start);
 # the sandbox stops when JupyterLab does. Jupyter refuses to run as root without --allow-root (containers often
 # run as root), so that case asks for it.
-lab: install labextension
+lab: install labextension $(DRUID_UP)
+	$(if $(filter 1,$(DRUID)),PM_SANDBOX_DRUID="$(DRUID_URL)") \
 	PATH="$(CURDIR)/$(BIN):$$PATH" JUPYTER_PATH="$(CURDIR)/labextension/dist" bash binder/start jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) notebooks/
 
 sandbox: install

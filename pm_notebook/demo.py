@@ -34,9 +34,11 @@ _READY = "# sandbox ready"
 
 
 @contextlib.contextmanager
-def stand_in(cases: int) -> Iterator[dict[str, str]]:
-    """Run the stand-in (``python -m pm_sandbox`` on free ports, *cases* per project) as a child process;
-    yields its connection values (``PM_*``) once it serves, and stops it on leaving.
+def stand_in(cases: int, *, seed: int | None = None, druid: str | None = None) -> Iterator[dict[str, str]]:
+    """Run the stand-in (``python -m pm_sandbox`` on free ports, *cases* per project, its data from *seed*,
+    in front of the Druid broker *druid* if given) as a child process; yields its connection values
+    (``PM_*``) once it serves — in front of Druid, once its projects are queryable there (minutes on a
+    fresh Druid) — and stops it on leaving.
 
     :raises MissingDependency: the stand-in is not installed.
     :raises PMError: it exited before it served (the end of its log is quoted).
@@ -50,6 +52,8 @@ def stand_in(cases: int) -> Iterator[dict[str, str]]:
         env_file, log_file = Path(folder) / "sandbox.env", Path(folder) / "sandbox.log"
         command = [sys.executable, "-m", "pm_sandbox", "--port", "0", "--sql-port", "0"]
         command += ["--cases", str(cases), "--env-file", str(env_file)]
+        command += ["--seed", str(seed)] if seed is not None else []
+        command += ["--druid", druid] if druid else []
         # the stand-in stops by itself if this process dies first (it watches the process named here)
         child_env = {**os.environ, "PM_SANDBOX_PARENT_PID": str(os.getpid())}
         with (
@@ -102,6 +106,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=2000, help="cases per project in the sandbox")
     parser.add_argument("--transport", default="auto", help="auto | jdbc | avatica | druid")
     parser.add_argument("--map", default="process-map.svg", help="where to write the process map (.svg/.png)")
+    parser.add_argument("--seed", type=int, default=None, help="the sandbox's data seed (default: its own)")
+    parser.add_argument(
+        "--druid",
+        default=None,
+        metavar="BROKER_URL",
+        help="run the sandbox in front of this Apache Druid broker (make demo DRUID=1): its projects are "
+        "published there and every query runs on Druid",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="DEBUG logging (secrets are redacted)")
     args = parser.parse_args(argv)
     level = logging.DEBUG if args.verbose else logging.WARNING
@@ -109,8 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     pd.set_option("display.width", 140)
     pd.set_option("display.max_columns", 12)
 
-    print(f"pm_notebook {pm_notebook.__version__} demo — starting the local sandbox service ...")
-    with stand_in(args.cases) as env:
+    where = f" in front of the Druid at {args.druid} (publishing its projects first)" if args.druid else ""
+    print(f"pm_notebook {pm_notebook.__version__} demo — starting the local sandbox service{where} ...")
+    with stand_in(args.cases, seed=args.seed, druid=args.druid) as env:
         print(f"  API  {env['PM_BASE_URL']}/pub\n  auth {env['PM_AUTH_URL']}\n  JDBC {env['PM_JDBC_URL']}\n")
         with pm_notebook.connect(
             base_url=env["PM_BASE_URL"],

@@ -1,7 +1,15 @@
 """Shared fixtures: a real sandbox service on free 127.0.0.1 ports, and a clean ``PM_*`` environment.
 
 * ``sandbox`` (session): one started sandbox (``SANDBOX_CASES`` cases per project), log in the
-  session's tmp folder; faults are cleared after every test that used it.
+  session's tmp folder; faults are cleared after every test that used it. With ``PM_TEST_DRUID=1`` it runs in
+  front of a real Apache Druid (``--druid``: its projects published there, every SQL request forwarded to the
+  broker of ``druid_cluster``), so the client's tests run against Druid's engine; a test of a behaviour of the
+  stand-in itself is marked ``@pytest.mark.standin_only("why")`` and skipped then with that reason; so is,
+  without a marker, a test that holds a statement in the stand-in's engine (``hold_statements``,
+  ``interrupt_when_held``: a forwarded query never reaches it).
+* ``druid_cluster`` (session): a real Druid's broker and coordinator URLs: ``PM_DRUID_URL`` and
+  ``PM_DRUID_COORDINATOR_URL`` from the environment, else from ``.druid/env`` (``make druid``), else a
+  cluster the session starts with ``druid/cluster.py`` and stops at its end.
 * ``sandbox_factory`` (function): ``sandbox_factory(**start_kwargs)`` starts extra sandboxes (e.g. with a
   short ``token_lifetime``), all stopped at teardown.
 * ``sandbox_store`` (session): the same deterministic data built in-process (unsealed DuckDB per
@@ -21,16 +29,23 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
+import os
+import shutil
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 SANDBOX_CASES = 300
+#: the switch: the session's sandbox forwards its SQL to a real Druid (see the module docstring)
+TEST_DRUID = os.environ.get("PM_TEST_DRUID", "") == "1"
+ROOT = Path(__file__).resolve().parents[1]
 SDK_REQUIREMENT = "igrafx-mining-sdk==2.38.1"
 PM_ENV_KEYS = ("PM_BASE_URL", "PM_AUTH_URL", "PM_CLIENT_ID", "PM_CLIENT_SECRET", "PM_JDBC_URL")
 CACHE_ENV_KEYS = ("PM_CACHE", "PM_REPLAY", "PM_CACHE_DIR")
@@ -43,13 +58,103 @@ def _clean_pm_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(key, raising=False)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "standin_only(reason): checks a behaviour of the stand-in itself (its fault switches, statement "
+        "holds, DuckDB engine or error wording); skipped with PM_TEST_DRUID=1, naming the reason",
+    )
+
+
+#: what makes a test stand-in only without a marker: it holds a statement inside the stand-in's own engine
+#: (Sandbox.hold_statements, directly or through interrupt_when_held), which a query forwarded to Druid never
+#: reaches; the hold would wait for ever
+_ENGINE_HOLDS = ("hold_statements", "interrupt_when_held")
+_HOLDS_REASON = (
+    "holds a statement in the stand-in's DuckDB engine (Sandbox.hold_statements), which a query forwarded to "
+    "Druid never reaches"
+)
+
+
+def _stand_in_only(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker("standin_only")
+    if marker is not None:
+        return str(marker.args[0] if marker.args else marker.kwargs.get("reason", ""))
+    function = getattr(item, "function", None)
+    try:
+        source = inspect.getsource(function) if function is not None else ""
+    except (OSError, TypeError):
+        return None
+    return _HOLDS_REASON if any(name in source for name in _ENGINE_HOLDS) else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not TEST_DRUID:
+        return
+    for item in items:
+        reason = _stand_in_only(item)
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=f"stand-in only (PM_TEST_DRUID=1): {reason}"))
+
+
+@dataclass(frozen=True)
+class DruidCluster:
+    broker: str
+    coordinator: str
+
+
+def _env_cluster() -> DruidCluster | None:
+    values = {k: v for k, v in os.environ.items() if k.startswith("PM_DRUID_")}
+    env_file = ROOT / ".druid" / "env"
+    if "PM_DRUID_URL" not in values and env_file.exists():
+        for line in env_file.read_text().splitlines():
+            key, _, value = line.partition("=")
+            values[key] = value
+    if "PM_DRUID_URL" in values and "PM_DRUID_COORDINATOR_URL" in values:
+        return DruidCluster(values["PM_DRUID_URL"], values["PM_DRUID_COORDINATOR_URL"])
+    return None
+
+
 @pytest.fixture(scope="session")
-def sandbox(tmp_path_factory: pytest.TempPathFactory):
-    """A running sandbox shared by the whole session."""
+def druid_cluster(tmp_path_factory: pytest.TempPathFactory):
+    given = _env_cluster()
+    if given is not None:
+        yield given
+        return
+    missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"a real Druid needs {' and '.join(missing)} (make system-deps installs them)")
+    sys.path.insert(0, str(ROOT / "tests" / "druid"))
+    try:
+        from _cluster import load
+    finally:
+        sys.path.remove(str(ROOT / "tests" / "druid"))
+    cluster = load().Cluster(tmp_path_factory.mktemp("druid"))
+    env = cluster.start(watch_pid=os.getpid())
+    try:
+        yield DruidCluster(env["PM_DRUID_URL"], env["PM_DRUID_COORDINATOR_URL"])
+    finally:
+        cluster.stop(quiet=True)
+
+
+@pytest.fixture(scope="session")
+def sandbox(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """A running sandbox shared by the whole session (in front of a real Druid with PM_TEST_DRUID=1)."""
     from pm_sandbox import start
 
     log_path = tmp_path_factory.mktemp("sandbox") / "sandbox.log"
-    sb = start(cases=SANDBOX_CASES, log_path=log_path)
+    if TEST_DRUID:
+        cluster = request.getfixturevalue("druid_cluster")
+        # publishing every workgroup's projects takes minutes on a fresh Druid (none when it holds them)
+        sb = start(
+            cases=SANDBOX_CASES,
+            log_path=log_path,
+            druid=cluster.broker,
+            extra_args=["--druid-coordinator", cluster.coordinator],
+            timeout=3600,
+        )
+    else:
+        sb = start(cases=SANDBOX_CASES, log_path=log_path)
     yield sb
     sb.stop()
 

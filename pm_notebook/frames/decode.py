@@ -55,7 +55,14 @@ def _from_values(values: Sequence[Any], target: pa.DataType) -> pa.Array:
             return pa.array(values, target)
         except (pa.ArrowTypeError, pa.ArrowInvalid):  # OTHER/COMPLEX columns: JSON values shown as text
             return pa.array([v if v is None or isinstance(v, str) else str(v) for v in values], target)
+    if pa.types.is_floating(target) and any(isinstance(v, str) for v in values):
+        # JSON has no NaN or infinity: Druid writes them as the strings "NaN", "Infinity", "-Infinity"
+        # (e.g. the quantile of an empty sketch)
+        return pa.array([_FLOAT_WORDS.get(v, v) if isinstance(v, str) else v for v in values], target)
     return pa.array(values, target)
+
+
+_FLOAT_WORDS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 
 
 def _convert(column: Any, target: pa.DataType, name: str) -> pa.Array | pa.ChunkedArray:

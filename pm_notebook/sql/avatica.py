@@ -199,6 +199,10 @@ class AvaticaTransport:
                 if result._closed:  # closed meanwhile (the connection was): its failure is our doing
                     raise closed_error("avatica", result._closed_by) from None
                 result.close()  # gives its seat back (and closes a statement it owns)
+                if values and result.statement_id is None and self._links.forget(link):
+                    # a refused prepare: Druid 33 keeps the statement it made for it, whose id it never
+                    # names (four leak a connection full); closing the connection frees it
+                    self._close_link(link)
                 if not isinstance(exc, QueryError) or exc.error_code != _NO_SUCH_CONNECTION or attempt == 2:
                     raise
                 log.debug("Avatica connection lost on the server; reconnecting")

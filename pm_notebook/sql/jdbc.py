@@ -230,6 +230,10 @@ class JdbcTransport:
                 if result._closed:  # closed meanwhile (the connection was): its failure is our doing
                     raise closed_error("jdbc", result._closed_by) from None
                 result.close()
+                if values and result.statement is None:
+                    # a refused prepare: Druid 33 keeps the statement it made for it, which the driver never
+                    # learns of (four leak a connection full); closing the connection frees it
+                    self.abandon_connection(link)
                 raise from_java(exc, sql=sql, url=mask_jdbc_url(self.url)) from None
             except BaseException:
                 result.close()

@@ -342,6 +342,7 @@ def start(
     log_path: str | Path | None = None,
     env_file: str | Path | None = None,
     timeout: float = 120.0,
+    druid: str | None = None,
 ) -> Sandbox:
     """Start ``python -m pm_sandbox`` as a subprocess and wait until it serves.
 
@@ -349,6 +350,8 @@ def start(
     interpreter exit, or by itself if this process dies.
 
     :param log_path: where the sandbox's output goes (default: a temporary folder removed on stop).
+    :param druid: a Druid broker's URL (``--druid``): the projects are published there and the SQL port
+        forwards to it; *timeout* then also covers the publishing (give it minutes).
     :raises SandboxError: if it exits or does not become ready within *timeout* seconds.
     """
     workdir = Path(tempfile.mkdtemp(prefix="pm-sandbox-"))
@@ -375,6 +378,7 @@ def start(
         ("--refresh-lifetime", refresh_lifetime),
         ("--seed", seed),
         ("--data", data),
+        ("--druid", druid),
     ):
         if value is not None:
             cmd += [flag, str(value)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hmac
 import re
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -20,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope
 
 from . import pub_api, pub_write
-from .data.store import Store
+from .data.store import ProjectRecord, Store
 from .errors import ApiError, OAuthError, SandboxHTTPError
 from .faults import ADMIN_PREFIX, Fault, FaultBoard
 from .limits import MAX_BODY_BYTES, BodyLimit
@@ -48,6 +49,7 @@ def create_app(
     admin_key: str,
     max_request_bytes: int = MAX_BODY_BYTES,
     max_upload_bytes: int | None = None,
+    after_ingest: Callable[[str, ProjectRecord], None] | None = None,
 ) -> FastAPI:
     """The main-port application; the admin routes answer only requests bearing *admin_key*."""
     if not admin_key:
@@ -68,7 +70,9 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=max_request_bytes, exempt=_is_upload)
     from .data.ingest import DEFAULT_MAX_UPLOAD_BYTES, Ingestor
 
-    app.state.ingestor = Ingestor(store, max_upload_bytes=max_upload_bytes or DEFAULT_MAX_UPLOAD_BYTES)
+    app.state.ingestor = Ingestor(
+        store, max_upload_bytes=max_upload_bytes or DEFAULT_MAX_UPLOAD_BYTES, after_swap=after_ingest
+    )
 
     @app.exception_handler(SandboxHTTPError)
     async def _render(request: Request, exc: SandboxHTTPError) -> Response:

@@ -94,6 +94,20 @@ def build_parser(prog: str = "python -m pm_sandbox") -> argparse.ArgumentParser:
         default=0.05,
         help="seconds after which a request in progress stops holding its turn (default 0.05)",
     )
+    p.add_argument(
+        "--druid",
+        default=None,
+        metavar="BROKER_URL",
+        help="forward every checked SQL request to this Apache Druid broker (e.g. http://127.0.0.1:8082), "
+        "after publishing the projects there; ready once they are queryable on Druid",
+    )
+    p.add_argument(
+        "--druid-coordinator",
+        default=None,
+        metavar="URL",
+        help="the Druid coordinator (running the overlord) that ingests the projects (default: the one the "
+        "broker's sys.servers names)",
+    )
     from .sql.app import add_sql_arguments  # the SQL port's limits (--sql-query-timeout, ...)
 
     add_sql_arguments(p)
@@ -110,6 +124,13 @@ def main(argv: list[str] | None = None, prog: str = "python -m pm_sandbox") -> i
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.fair_turns < 0:
         parser.error("--fair-turns must be 0 (two per processor) or more")
+    if args.druid is not None:
+        from .forward import Broker
+
+        try:
+            Broker(args.druid)
+        except ValueError as exc:
+            parser.error(str(exc))
     if not 0 < args.fair_slice < float("inf"):
         parser.error("--fair-slice must be a positive number of seconds")
     if args.sql_compression_level is not None and not -1 <= args.sql_compression_level <= 9:
@@ -195,7 +216,14 @@ async def _serve(
         access_lifetime=args.token_lifetime,
         refresh_lifetime=args.refresh_lifetime,
     )
-    sql_port_app = create_sql_app(store, options=sql_options_from_args(args))
+    publisher = None
+    if args.druid:
+        from .forward import Broker, Publisher, coordinator_of
+
+        broker = Broker(args.druid)
+        coordinator = args.druid_coordinator or await asyncio.to_thread(coordinator_of, broker)
+        publisher = Publisher(store, broker, coordinator)
+    sql_port_app = create_sql_app(store, options=sql_options_from_args(args), druid=args.druid)
     # One event loop serves both ports: its requests take turns, shared fairly among workgroups.
     turns = FairTurns(args.fair_turns, args.fair_slice)
     board = FaultBoard(
@@ -221,6 +249,7 @@ async def _serve(
                 sql_port=sql_port,
                 admin_key=admin_key,
                 max_upload_bytes=args.max_upload_bytes,
+                after_ingest=publisher.publish_project if publisher is not None else None,
             ),
             turns,
             identify,
@@ -267,6 +296,8 @@ async def _serve(
             if any(t.done() for t in tasks):
                 raise RuntimeError("a sandbox server failed to start; see the log above")
             await asyncio.sleep(0.02)
+        if publisher is not None:  # ready once every project is queryable on Druid
+            await asyncio.to_thread(publisher.publish_all)
         if args.env_file:
             _write_env(args.env_file, values)
             env_written = True

@@ -1,9 +1,9 @@
 """A real Apache Druid 33.0.0 beside the stand-in, holding the same projects (the differential suite).
 
-* ``druid_cluster`` (session): the broker and coordinator URLs. ``PM_DRUID_URL`` and
-  ``PM_DRUID_COORDINATOR_URL`` name a running cluster (``make druid`` writes them to ``.druid/env``, which is
-  read too); otherwise the session starts one with ``druid/cluster.py`` in its tmp folder and stops it at the
-  end. Java and Maven are part of this machine kind; without them the module is skipped with the reason.
+* ``druid_cluster`` (session, in ``tests/conftest.py``): the broker and coordinator URLs. ``PM_DRUID_URL``
+  and ``PM_DRUID_COORDINATOR_URL`` name a running cluster (``make druid`` writes them to ``.druid/env``, which
+  is read too); otherwise the session starts one with ``druid/cluster.py`` in its tmp folder and stops it at
+  the end. Java and Maven are part of this machine kind; without them the module is skipped with the reason.
 * ``druid_published`` (session): the fixture sandbox's demo workgroup (the same deterministic rows, rebuilt
   in-process as ``sandbox_store``) published to that Druid with :mod:`pm_sandbox.druid_publish`.
 * ``druid_conn`` / ``standin_conn`` (session): pm_notebook connections to the Druid broker (no service in
@@ -12,48 +12,7 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-from dataclasses import dataclass
-
 import pytest
-from _cluster import ROOT, load
-
-
-@dataclass(frozen=True)
-class DruidCluster:
-    broker: str
-    coordinator: str
-
-
-def _env_cluster() -> DruidCluster | None:
-    values = {k: v for k, v in os.environ.items() if k.startswith("PM_DRUID_")}
-    env_file = ROOT / ".druid" / "env"
-    if "PM_DRUID_URL" not in values and env_file.exists():
-        for line in env_file.read_text().splitlines():
-            key, _, value = line.partition("=")
-            values[key] = value
-    if "PM_DRUID_URL" in values and "PM_DRUID_COORDINATOR_URL" in values:
-        return DruidCluster(values["PM_DRUID_URL"], values["PM_DRUID_COORDINATOR_URL"])
-    return None
-
-
-@pytest.fixture(scope="session")
-def druid_cluster(tmp_path_factory: pytest.TempPathFactory):
-    given = _env_cluster()
-    if given is not None:
-        yield given
-        return
-    missing = [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
-    if missing:
-        pytest.skip(f"a real Druid needs {' and '.join(missing)} (make system-deps installs them)")
-    cluster_module = load()
-    cluster = cluster_module.Cluster(tmp_path_factory.mktemp("druid"))
-    env = cluster.start(watch_pid=os.getpid())
-    try:
-        yield DruidCluster(env["PM_DRUID_URL"], env["PM_DRUID_COORDINATOR_URL"])
-    finally:
-        cluster.stop(quiet=True)
 
 
 @pytest.fixture(scope="session")

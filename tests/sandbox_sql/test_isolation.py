@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -117,13 +118,21 @@ def test_at_least_thirty_attempts():
     assert len(ATTEMPTS) >= 30
 
 
+#: attempts Druid's parser refuses itself in front of Druid (the stand-in checks only what it parses)
+_DRUID_WORDS = (
+    "SELECT * FROM {c} WHERE caseid IN (SELECT file FROM glob",
+    "SELECT * FROM {c} WHERE caseid = $1",
+)
+
+
 @pytest.mark.parametrize(("sql", "needle"), [a[1:] for a in ATTEMPTS], ids=[a[0] for a in ATTEMPTS])
 def test_attempt_is_refused_and_data_intact(druid, fill, counts, sql, needle):
     before = counts()
     r = druid(fill(sql))
     assert r.status_code == 400, r.text
     message = r.json()["errorMessage"]
-    assert needle.lower() in message.lower(), message
+    if os.environ.get("PM_TEST_DRUID") != "1" or not sql.startswith(_DRUID_WORDS):
+        assert needle.lower() in message.lower(), message  # else Druid's own words (a syntax error)
     assert "Traceback" not in message and "java.lang" not in message
     assert counts() == before
     assert not Path(TARGET).exists()

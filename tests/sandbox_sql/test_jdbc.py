@@ -122,6 +122,7 @@ def test_multi_frame_query_matches_reference(conn, tables, reference):
     assert got == [tuple(r) for r in want]
 
 
+@pytest.mark.standin_only("Druid 33's Avatica endpoint does not cap a result at the statement's maxRowCount")
 def test_set_max_rows_is_enforced_by_the_server(conn, tables):
     st = conn.jconn.createStatement()
     st.setMaxRows(7)

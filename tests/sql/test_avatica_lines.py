@@ -111,6 +111,6 @@ def test_connect_pins_the_transport_and_refuses_an_unknown_one(sandbox) -> None:
     values = (sandbox.base_url, sandbox.auth_url, demo.client_id, demo.client_secret, sandbox.jdbc_url)
     with pm_notebook.connect(*values, use_keyring=False, transport="Avatica") as conn:
         assert conn.sql_transport == "avatica"
-        assert conn.query("SELECT 1 AS one").attrs["transport"] == "avatica"
+        assert conn.query('SELECT 1 AS "one"').attrs["transport"] == "avatica"
     with pytest.raises(ConfigurationError, match="Unknown SQL transport 'avatika'"):
         pm_notebook.connect(*values, use_keyring=False, transport="avatika")

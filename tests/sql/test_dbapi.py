@@ -85,7 +85,7 @@ def test_errors_follow_pep_249(db) -> None:
     with pytest.raises(dbapi.ProgrammingError) as info:
         cursor.execute("SELEC 1")
     assert info.value.server_message and "java." not in str(info.value)
-    cursor.execute("SELECT 1 AS one")  # usable after an error
+    cursor.execute('SELECT 1 AS "one"')  # usable after an error
     assert cursor.fetchall() == [(1,)]
     db.commit()
     with pytest.raises(dbapi.NotSupportedError):

@@ -125,6 +125,10 @@ def test_dataframe_has_every_row_even_past_the_display_limit(sql_shell, demo_tab
     )
 
 
+@pytest.mark.standin_only(
+    "its queries take MIN of a string column, which Druid 33 refuses (Aggregation [MIN] does not "
+    "support type [STRING])"
+)
 def test_save_snippet_and_jinja_variables(sql_shell, demo_tables, duck, capsys) -> None:
     cases = demo_tables["cases"]
     threshold = int(duck(f"SELECT MEDIAN(duration) AS m FROM {cases}")["m"][0])

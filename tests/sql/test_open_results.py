@@ -72,7 +72,7 @@ def in_thread(call: Callable[[], Any]) -> Callable[[], Any]:
 
 def other_statements(conn: Any, tables: dict[str, str], duck: Any, transport: str) -> None:
     """Statements run while another is open on *transport*: plain, parameterised, chunked; each checked."""
-    assert conn.query("SELECT 1 AS one", transport=transport)["one"].tolist() == [1]
+    assert conn.query('SELECT 1 AS "one"', transport=transport)["one"].tolist() == [1]
     sql = f"SELECT caseid, COUNT(*) AS n FROM {tables['vertex']} WHERE caseid <> ? GROUP BY caseid"
     expected = duck(sql.replace("?", "$1"), ["none"])
     same_rows(conn.query(sql, ["none"], transport=transport), expected)
@@ -155,7 +155,7 @@ def test_resuming_a_closed_chunk_iterator_is_a_clear_error(
     with pytest.raises(ClosedError):
         list(chunks)
     other_statements(conn, demo_tables, duck, transport)  # the transport goes on
-    whole = conn.query_chunks("SELECT 1 AS one", transport=transport)
+    whole = conn.query_chunks('SELECT 1 AS "one"', transport=transport)
     assert [frame["one"].tolist() for frame in whole] == [[1]]
     whole.close()  # closing an iterator read to the end changes nothing
     assert list(whole) == []

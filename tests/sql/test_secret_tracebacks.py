@@ -52,7 +52,7 @@ def test_endpoint_down_at_the_first_statement(sandbox, connect_workgroup, transp
         path = {"druid": "/druid/v2/sql", "avatica": "/druid/v2/sql/avatica", "jdbc": "/druid/v2/sql/avatica"}
         sandbox.fault(path[transport], status=500, times=50)  # the driver retries drops and 503s
         try:
-            text = _failure(conn, "SELECT 1 AS one", transport)
+            text = _failure(conn, 'SELECT 1 AS "one"', transport)
         finally:
             sandbox.clear_faults()
         for leak in [*_forms(demo.client_id, demo.client_secret), token]:
@@ -64,7 +64,7 @@ def test_sql_error_on_an_open_connection(sandbox, connect_workgroup, transport) 
     demo = sandbox.workgroups["demo"]
     with connect_workgroup(sandbox, retries=0) as conn:
         token = _token(conn)
-        conn.query("SELECT 1 AS one", transport=transport)
+        conn.query('SELECT 1 AS "one"', transport=transport)
         text = _failure(conn, "SELECT no_such_column FROM no_such_table", transport)
         for leak in [*_forms(demo.client_id, demo.client_secret), token]:
             assert leak not in text
@@ -75,7 +75,7 @@ def test_wrong_secret(sandbox, connect_workgroup, transport) -> None:
     demo = sandbox.workgroups["demo"]
     wrong = "wrong-" + demo.client_secret[::-1]
     with connect_workgroup(sandbox, secret=wrong, retries=0) as conn:
-        text = _failure(conn, "SELECT 1 AS one", transport)
+        text = _failure(conn, 'SELECT 1 AS "one"', transport)
         for leak in _forms(demo.client_id, wrong):
             assert leak not in text
 
@@ -98,6 +98,6 @@ def test_endpoint_unreachable(sandbox, transport) -> None:
             retries=0,
         )
         with conn:
-            text = _failure(conn, "SELECT 1 AS one", transport)
+            text = _failure(conn, 'SELECT 1 AS "one"', transport)
     for leak in _forms(demo.client_id, demo.client_secret):
         assert leak not in text

@@ -29,7 +29,7 @@ import threading
 import uuid
 import weakref
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -291,8 +291,12 @@ class Ingestor:
         upload_dir: str | Path | None = None,
         max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
         workers: int = 2,
+        after_swap: Callable[[str, ProjectRecord], None] | None = None,
     ) -> None:
         self.store = store
+        #: called with (client id, project) once an ingestion's tables are swapped in, before the file is DONE
+        #: (the stand-in in front of Druid publishes the project there); an error fails the file
+        self.after_swap = after_swap
         self.max_upload_bytes = max_upload_bytes
         self._own_dir = upload_dir is None
         self.upload_dir = Path(upload_dir or tempfile.mkdtemp(prefix="pm-sandbox-uploads-"))
@@ -428,6 +432,8 @@ class Ingestor:
                     self._open.wait()
                     self._waiting.clear()
                 self.store.replace_project_data(client_id, project, tables)
+                if self.after_swap is not None:
+                    self.after_swap(client_id, project)
             except IngestError as exc:
                 self.fail(record, str(exc))
                 return

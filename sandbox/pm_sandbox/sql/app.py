@@ -163,15 +163,27 @@ def create_sql_app(
     store: Store,
     *,
     options: SqlOptions | None = None,
+    druid: str | None = None,
 ) -> Starlette:
     """Build the SQL-port app over *store* (a ``pm_sandbox.data.store.Store``).
 
     :param options: limits (timeout, row cap, statements per connection, expiry, frame sizes, body size).
+    :param druid: a Druid broker's URL: every checked SQL request is forwarded there
+        (:mod:`pm_sandbox.forward`) instead of running on the workgroup's DuckDB.
     The engine and the Avatica service are reachable as ``app.state.sql_engine`` and ``app.state.avatica``.
     """
     options = options or SqlOptions()
     engine = SqlEngine(store, options)
-    avatica = AvaticaService(engine)
+    avatica: AvaticaService
+    forward = None
+    if druid is None:
+        avatica = AvaticaService(engine)
+    else:
+        from ..forward import Broker, DruidForward, ForwardedAvatica
+
+        broker = Broker(druid)
+        avatica = ForwardedAvatica(engine, broker)
+        forward = DruidForward(engine, broker)
     running = druid_api.Running()
     budgets = _Budgets(options)
 
@@ -212,10 +224,27 @@ def create_sql_app(
             )
         )
 
+    async def forwarded(wg: WorkgroupRecord, body: bytes) -> Response:
+        """The request checked as without Druid, then Druid's answer as it came (status, headers, body)."""
+        assert forward is not None
+        prepared = forward.prepare(body)
+        try:
+            upstream = await budgets.run(wg.id, forward.open, wg.id, prepared)
+        except SqlError as e:
+            return _druid_error(e, prepared.query_id, header=prepared.header)
+        return StreamingResponse(
+            _pieces(budgets, wg.id, upstream.chunks()),
+            status_code=upstream.status,
+            headers=upstream.headers,
+            background=BackgroundTask(budgets.stream, wg.id, upstream.close),
+        )
+
     async def druid_endpoint(request: Request) -> Response:
         wg = workgroup(request)
         if isinstance(wg, Response):
             return wg
+        if forward is not None:
+            return await forwarded(wg, await request.body())
         query_id, header = None, False
         try:
             req = druid_api.parse_request(await request.body())
@@ -249,6 +278,12 @@ def create_sql_app(
         if isinstance(wg, Response):
             return wg
         query_id = request.path_params["query_id"]
+        if forward is not None:
+            answer = await budgets.run(wg.id, forward.cancel, wg.id, query_id)
+            if answer is None:
+                return Response(status_code=404)
+            status, body, headers = answer
+            return Response(body, status_code=status, headers=headers)
         if running.cancel(query_id, wg.id):
             return Response(status_code=202)
         return Response(status_code=404)
@@ -269,6 +304,7 @@ def create_sql_app(
     app = Starlette(routes=routes, middleware=middleware)
     app.state.sql_engine = engine
     app.state.avatica = avatica
+    app.state.forward = forward
     return app
 
 

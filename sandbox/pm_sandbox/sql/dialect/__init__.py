@@ -15,14 +15,16 @@ The Druid release followed is named in ``docs/druid-dialect.md``.
 from ..access import Catalog
 from .engine_errors import from_duckdb
 from .functions import FUNCTIONS, DruidFunction
-from .pipeline import Translated, translate
+from .pipeline import Checked, Translated, check_access, translate
 from .timefns import joda_to_strftime
 
 __all__ = [
     "FUNCTIONS",
     "Catalog",
+    "Checked",
     "DruidFunction",
     "Translated",
+    "check_access",
     "from_duckdb",
     "joda_to_strftime",
     "translate",

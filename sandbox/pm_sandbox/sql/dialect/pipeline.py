@@ -35,7 +35,7 @@ from .strict import Source, check_depth, check_tokens
 from .strict import check_tree as check_strict_tree
 from .timefns import session_zone
 
-__all__ = ["Translated", "translate"]
+__all__ = ["Checked", "Translated", "check_access", "translate"]
 
 
 _DIV_CALL = "PMSANDBOX_DRUID_DIV"  # a private function name the pipeline rewrites away
@@ -139,7 +139,107 @@ def translate(sql: str, catalog: Catalog, *, time_zone: str | None = None) -> Tr
         ) from None
 
 
+@dataclass(frozen=True)
+class Checked:
+    """A statement that passed the access checks (:func:`check_access`), as the forwarding SQL port needs it.
+
+    :param tables: the Druid tables the statement reads (all the caller's own).
+    :param meta: each ``INFORMATION_SCHEMA`` table reference as ``(start, end, view, aliased)``: its span in
+        the statement's text (end exclusive, a ``druid.`` catalogue prefix included), the view's name in upper
+        case, and whether an alias follows it.
+    """
+
+    tables: tuple[str, ...]
+    meta: tuple[tuple[int, int, str, bool], ...]
+
+
+def check_access(sql: str, catalog: Catalog) -> Checked:
+    """Check *sql* for what a workgroup may touch, as :func:`translate` does, without translating it.
+
+    The same refusals as :func:`translate` up to and including the table rights (statement kind, one
+    statement, functions that reach files or the catalogue, tables and lookups of the caller's catalogue,
+    ``sys`` refused); Druid's own validation (types, function signatures) is left to the engine that runs
+    the text unchanged. The forwarding SQL port (``pm_sandbox.forward``) uses it.
+    """
+    try:
+        with session_zone(None):
+            front = _front(sql, catalog, strict=False)
+    except RecursionError:
+        raise invalid_sql("The query is nested too deeply: simplify it (e.g. use an IN list).") from None
+    # LOOKUP(x, 'name') names a lookup by a string: on Druid every lookup is global, so it is checked here
+    # (translate refuses it later, in the function table)
+    for call in front.tree.find_all(exp.Anonymous):
+        if str(call.this).upper() == "LOOKUP":
+            args = call.expressions
+            name = args[1] if len(args) > 1 else None
+            if not isinstance(name, exp.Literal) or not name.is_string:
+                raise SqlError("LOOKUP needs (expression, 'lookup name'[, 'replace missing value']).")
+            if name.this not in catalog.lookups:
+                raise SqlError(
+                    f"Lookup [{name.this}] not found (the workgroup's lookups are in schema 'lookup')."
+                )
+    tokens, base = front.tokens, front.src.offset
+    meta: list[tuple[int, int, str, bool]] = []
+    for i, tok in enumerate(tokens[:-2]):
+        if tok.text.upper() != "INFORMATION_SCHEMA" or tokens[i + 1].token_type != TokenType.DOT:
+            continue
+        start, name = tok.start, tokens[i + 2]
+        if i >= 2 and tokens[i - 1].token_type == TokenType.DOT and tokens[i - 2].text.lower() == "druid":
+            start = tokens[i - 2].start
+        after = tokens[i + 3] if i + 3 < len(tokens) else None
+        if after is not None and after.token_type == TokenType.DOT:
+            raise SqlError(
+                f"INFORMATION_SCHEMA.{name.text}.<column>: qualify the columns of INFORMATION_SCHEMA views "
+                "by the view's name or an alias (FROM INFORMATION_SCHEMA.COLUMNS c ... c.TABLE_NAME).",
+                "unsupported",
+            )
+        aliased = after is not None and after.token_type in (
+            TokenType.ALIAS,
+            TokenType.VAR,
+            TokenType.IDENTIFIER,
+        )
+        meta.append((base + start, base + name.end + 1, name.text.upper(), aliased))
+    return Checked(tables=front.tables, meta=tuple(meta))
+
+
+@dataclass
+class _Front:
+    """A statement tokenised, parsed and checked for access (the first half of :func:`_translate`)."""
+
+    tree: exp.Expr
+    tokens: list[Any]
+    params: list[Any]
+    src: Source
+    explain: bool
+    tables: tuple[str, ...]
+
+
 def _translate(sql: str, catalog: Catalog) -> Translated:
+    front = _front(sql, catalog, strict=True)
+    tree, src, tokens = front.tree, front.src, front.tokens
+
+    def locate(name: str) -> tuple[int, int, int, int] | None:
+        found = next((t for t in tokens if t.text == name), None)
+        return src.pos(found) if found is not None else None
+
+    check_strict_tree(tree, catalog, locate)
+    _name_expressions(tree)
+    param_types = _param_types(tree, catalog, len(front.params))
+    integer_division(tree, catalog)
+    mark_integer_calls(tree, catalog)
+    unnest_mv_groups(tree, catalog)
+    tree = Rewriter(catalog).rewrite(tree)
+    return Translated(
+        sql=tree.sql(dialect="duckdb"),
+        param_count=len(front.params),
+        explain=front.explain,
+        tables=front.tables,
+        param_types=param_types,
+        inlined=_inlined(tree),
+    )
+
+
+def _front(sql: str, catalog: Catalog, *, strict: bool) -> _Front:
     offset = len(sql) - len(sql.lstrip())
     text = sql.strip()
     explain_match = _EXPLAIN.match(text)
@@ -167,7 +267,8 @@ def _translate(sql: str, catalog: Catalog) -> Translated:
     for t in params:
         if t.text != "?":
             raise SqlError(f"Named parameter {t.text} is not supported: use ? placeholders.")
-    check_tokens(tokens, src, catalog)
+    if strict:
+        check_tokens(tokens, src, catalog)
     edits = [(t.start, t.end, f":p{i + 1}") for i, t in enumerate(params)]
     # sqlglot reads DIV as MySQL's infix operator: Druid's DIV(x, y) is renamed for the parser.
     edits += [
@@ -207,21 +308,7 @@ def _translate(sql: str, catalog: Catalog) -> Translated:
         if subject is None:
             raise
         raise invalid_sql(e.message, locate(subject)) from None
-    check_strict_tree(tree, catalog, locate)
-    _name_expressions(tree)
-    param_types = _param_types(tree, catalog, len(params))
-    integer_division(tree, catalog)
-    mark_integer_calls(tree, catalog)
-    unnest_mv_groups(tree, catalog)
-    tree = Rewriter(catalog).rewrite(tree)
-    return Translated(
-        sql=tree.sql(dialect="duckdb"),
-        param_count=len(params),
-        explain=bool(explain_match),
-        tables=tuple(dict.fromkeys(tables)),
-        param_types=param_types,
-        inlined=_inlined(tree),
-    )
+    return _Front(tree, tokens, params, src, bool(explain_match), tuple(dict.fromkeys(tables)))
 
 
 def _inlined(tree: exp.Expr) -> tuple[tuple[str, str], ...]:
