@@ -7,7 +7,6 @@ Arrow buffer itself), and through the sandbox on every transport (the same value
 from __future__ import annotations
 
 import datetime as dt
-import os
 import sys
 
 import pandas as pd
@@ -127,11 +126,6 @@ def _as_python(value: object) -> object:
 @pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("sql_type", list(EXPRESSIONS))
 def test_each_type_matches_the_pandas_frame(conn, demo_tables, transport, sql_type) -> None:
-    if sql_type == "BOOLEAN" and os.environ.get("PM_TEST_DRUID") == "1":
-        pytest.skip(
-            "stand-in only (PM_TEST_DRUID=1): reads the data's BOOLEAN column is_predicted, which is "
-            "a long on Druid (Druid stores no BOOLEAN)"
-        )
     expression, dtype = EXPRESSIONS[sql_type]
     sql = (
         f"SELECT caseid, CASE WHEN MOD(tasks_count, 3) = 0 THEN NULL ELSE {expression} END AS v "
