@@ -43,9 +43,6 @@ def as_lists(series: pd.Series) -> list:
     return [None if v is None or (not hasattr(v, "__len__") and pd.isna(v)) else list(v) for v in series]
 
 
-@pytest.mark.standin_only(
-    "reads the data's BOOLEAN column is_predicted, which is a long on Druid (Druid stores no BOOLEAN)"
-)
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_types_and_values_match_the_data(conn, demo_tables, duck, transport) -> None:
     sql = typed_sql(demo_tables["cases"])
@@ -65,9 +62,6 @@ def test_types_and_values_match_the_data(conn, demo_tables, duck, transport) -> 
     assert all(isinstance(v, list) for v in frame["distinct_vertices"] if v is not None)
 
 
-@pytest.mark.standin_only(
-    "reads the data's BOOLEAN column is_predicted, which is a long on Druid (Druid stores no BOOLEAN)"
-)
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_empty_result_keeps_columns_and_dtypes(conn, demo_tables, transport) -> None:
     frame = conn.query(typed_sql(demo_tables["cases"], "WHERE caseid = 'no such case'"), transport=transport)
@@ -75,9 +69,6 @@ def test_empty_result_keeps_columns_and_dtypes(conn, demo_tables, transport) -> 
     check_dtypes(frame)
 
 
-@pytest.mark.standin_only(
-    "reads the data's BOOLEAN column is_predicted, which is a long on Druid (Druid stores no BOOLEAN)"
-)
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_null_heavy_result_keeps_every_null(conn, demo_tables, duck, transport) -> None:
     sql = (
