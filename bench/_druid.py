@@ -109,21 +109,35 @@ def publish_large(cases: int, broker: str, coordinator: str, **options: Any) -> 
         store.close()
 
 
-def segments(broker: str, table: str) -> list[tuple[str, int]]:
-    """The table's segments as (interval start, rows), from Druid's sys.segments."""
+def _sql(broker: str, sql: str) -> list[list[Any]]:
     import urllib.request
 
-    sql = (
-        'SELECT "start", num_rows FROM sys.segments WHERE datasource = '
-        f"'{table}' AND is_active = 1 ORDER BY \"start\""
-    )
     request = urllib.request.Request(
         broker + "/druid/v2/sql",
         data=json.dumps({"query": sql, "resultFormat": "array"}).encode(),
         headers={"Content-Type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=60) as answer:
-        return [(str(s), int(n)) for s, n in json.loads(answer.read())]
+        rows: list[list[Any]] = json.loads(answer.read())
+        return rows
+
+
+def vertex_tables(broker: str) -> list[str]:
+    """The task tables Druid holds."""
+    sql = (
+        "SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = 'druid' "
+        "AND TABLE_NAME LIKE '%\\_vertex' ESCAPE '\\'"
+    )
+    return [str(r[0]) for r in _sql(broker, sql)]
+
+
+def segments(broker: str, table: str) -> list[tuple[str, int]]:
+    """The table's segments as (interval start, rows), from Druid's sys.segments."""
+    sql = (
+        'SELECT "start", num_rows FROM sys.segments WHERE datasource = '
+        f"'{table}' AND is_active = 1 ORDER BY \"start\""
+    )
+    return [(str(s), int(n)) for s, n in _sql(broker, sql)]
 
 
 def main() -> None:

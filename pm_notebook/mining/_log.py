@@ -26,6 +26,7 @@ from ._answer import Answer
 from ._drivers import drivers as drivers_answer
 from ._filtering import CaseFilterMethods, _variant_by
 from ._filters import (
+    EXCLUDED_IDS_MAX,
     CaseFilter,
     Filters,
 )
@@ -173,10 +174,19 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         return {} if self._context is None else {"context": self._context}
 
     def _excluded_cases(self) -> int:
-        """How many (current) cases of the project its ``_excluded_cases`` lookup excludes (read once)."""
+        """How many (current) cases of the project its ``_excluded_cases`` lookup excludes (read once, with
+        their ids when there are at most ``EXCLUDED_IDS_MAX``: the filters then leave them out of the task
+        and transition tables by that list, see :class:`Filters`)."""
         if self._excluded_cache is None:
-            statement = cases_sql.excluded_cases(self._schema())
-            self._excluded_cache = 0 if statement is None else cell_int(self._run(statement).iloc[0, 0])
+            listed = cases_sql.excluded_ids(self._schema(), EXCLUDED_IDS_MAX)
+            ids = () if listed is None else tuple(str(v) for v in self._run(listed).iloc[:, 0])
+            if len(ids) <= EXCLUDED_IDS_MAX:
+                self._excluded_cache = len(ids)
+                self._filters = self._filters.with_excluded_ids(ids)
+            else:
+                statement = cases_sql.excluded_cases(self._schema())
+                assert statement is not None  # the lookup exists: it listed ids
+                self._excluded_cache = cell_int(self._run(statement).iloc[0, 0])
         return self._excluded_cache
 
     def _with(self, filters: Filters) -> ProcessLog:

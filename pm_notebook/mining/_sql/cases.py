@@ -14,6 +14,7 @@ __all__ = [
     "cases_over_time",
     "distribution",
     "excluded_cases",
+    "excluded_ids",
     "group_key",
     "summary",
     "throughput",
@@ -41,6 +42,18 @@ def excluded_cases(schema: Schema) -> Statement | None:
         conds.append(f"LOOKUP({version}, '{outdated}') IS NULL")
     where = " AND ".join(conds)
     return Statement(f'SELECT COUNT(*) AS "excluded_cases" FROM {schema.table("cases")} WHERE {where}')
+
+
+def excluded_ids(schema: Schema, limit: int) -> Statement | None:
+    """The ids (``case_id``) of at most *limit* + 1 of the cases :func:`excluded_cases` counts (one more
+    than *limit* tells that there are more: the caller then counts them); ``None`` without the lookup."""
+    counted = excluded_cases(schema)
+    if counted is None:
+        return None
+    where = counted.sql.split(" WHERE ", 1)[1]
+    case = schema.col("cases", "case")
+    sql = f'SELECT {case} AS "case_id" FROM {schema.table("cases")} WHERE {where} LIMIT {int(limit) + 1}'
+    return Statement(sql)
 
 
 def summary(schema: Schema, filters: Filters) -> tuple[Statement, Statement]:
