@@ -79,8 +79,12 @@ def _reset_hwm() -> None:
         fh.write("5")  # resets VmHWM to the current RSS (Linux 4.0+)
 
 
-#: the environment variable giving the children the sandbox's process id (its CPU time: the service's share)
+#: the environment variable giving the children the engine's process ids, comma-separated: the stand-in's
+#: process, or every JVM of the Druid cluster (their CPU time: the engine's share)
 SANDBOX_PID_ENV = "PM_BENCH_SANDBOX_PID"
+#: set for the children that run on a real Druid: its broker's URL (SQL there; the project list and its column
+#: mapping from the stand-in, which holds the same project)
+DRUID_URL_ENV = "PM_BENCH_DRUID_URL"
 
 
 def _cpu_s(pid: int) -> float:
@@ -90,40 +94,49 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _engine_cpu_s() -> float:
+    pids = os.environ.get(SANDBOX_PID_ENV, "")
+    return sum(_cpu_s(int(p)) for p in pids.split(",") if p)
+
+
 def _measure(results: dict, name: str, fn: Callable[[], Any], counter: list[int] | None = None) -> Any:
     """Run *fn*, record its time, peak memory rise, this process's CPU time and (ours) statements and the
-    sandbox's CPU time meanwhile (the service's share, which runs on the same cores); returns its value."""
+    engine's CPU time meanwhile (the stand-in's or Druid's processes, on the same cores); returns its
+    value."""
     import gc
 
     gc.collect()
     _reset_hwm()
     base = current_rss_mb()
     before = counter[0] if counter else 0
-    service = int(os.environ[SANDBOX_PID_ENV]) if counter is not None else None
-    s0 = _cpu_s(service) if service else 0.0
+    s0 = _engine_cpu_s()
     c0 = time.process_time()
     t0 = time.perf_counter()
     value = fn()
     elapsed = time.perf_counter() - t0
     client_cpu = time.process_time() - c0
-    service_cpu = _cpu_s(service) - s0 if service else 0.0
+    service_cpu = _engine_cpu_s() - s0
     entry = results.setdefault(
-        name, {"times": [], "mem": [], "statements": None, "client_cpu": [], "service_cpu": []}
+        name,
+        {"times": [], "mem": [], "statements": None, "client_cpu": [], "service_cpu": [], "load": []},
     )
     entry["times"].append(elapsed)
     entry["mem"].append(max(0.0, _hwm_mb() - base))
     entry["client_cpu"].append(client_cpu)
     entry["service_cpu"].append(service_cpu)
+    entry["load"].append(os.getloadavg()[0])
     if counter is not None:
         entry["statements"] = counter[0] - before
     return value
 
 
 class Counting:
-    """The connection as the log's source, counting the statements the log sends (everything else passes)."""
+    """The connection as the log's source, counting the statements the log sends (everything else passes).
+    With *rest*, the project list and column mapping come from that connection (the stand-in) and only the
+    SQL goes to *conn* (a real Druid's broker)."""
 
-    def __init__(self, conn: Any) -> None:
-        self._conn, self.count = conn, [0]
+    def __init__(self, conn: Any, rest: Any = None) -> None:
+        self._conn, self._rest, self.count = conn, rest or conn, [0]
 
     def query(self, *args: Any, **kw: Any) -> Any:
         self.count[0] += 1
@@ -133,8 +146,39 @@ class Counting:
         self.count[0] += 1
         return self._conn.query_chunks(*args, **kw)
 
+    def projects(self) -> Any:
+        return self._rest.projects()
+
+    def column_names(self, project: Any) -> Any:
+        return self._rest.column_names(project)
+
+    def close(self) -> None:
+        self._conn.close()
+        if self._rest is not self._conn:
+            self._rest.close()
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._conn, name)
+
+
+def _source() -> Counting:
+    """The children's source: the stand-in's connection, or (``PM_BENCH_DRUID_URL``) a connection straight
+    to Druid's broker for the SQL beside the stand-in's for the REST."""
+    rest = connect_env(dict(os.environ))
+    broker = os.environ.get(DRUID_URL_ENV)
+    if not broker:
+        return Counting(rest)
+    import pm_notebook
+
+    druid = pm_notebook.connect(
+        "http://127.0.0.1:9",
+        "http://127.0.0.1:9/realms/none",
+        "druid",
+        "druid",
+        f"jdbc:avatica:remote:url={broker}/druid/v2/sql/avatica/",
+        use_keyring=False,
+    )
+    return Counting(druid, rest)
 
 
 def _s(td: Any) -> float | None:
@@ -147,8 +191,7 @@ def _s(td: Any) -> float | None:
 def side_ours(project: str, repeat: int) -> dict:
     from pm_notebook.mining import ProcessLog
 
-    conn = connect_env(dict(os.environ))
-    source = Counting(conn)
+    source = _source()
     log = ProcessLog.open(source, project)  # what conn.mining(project) opens, with the statements counted
     # the handover joins inline the task table: past maxSubqueryRows tasks only with the option (docs)
     wide = ProcessLog.open(source, project, large_subqueries=True)
@@ -221,8 +264,8 @@ def side_ours(project: str, repeat: int) -> dict:
     for _ in range(repeat):
         for name, fn in zip(QUESTIONS, (q1, q2, q3, q4, q5, q6, q7, q8, q9, q10), strict=True):
             out[name] = _measure(r, name, fn, source.count)
-    transport = conn.resolve_transport(None)
-    conn.close()
+    transport = source.resolve_transport(None)
+    source.close()
     return {"answers": r, "values": out, "transport": transport}
 
 
@@ -243,8 +286,10 @@ def side_pm4py(project: str, repeat: int) -> dict:
     import pm4py
     from pm4py.algo.discovery.dfg.adapters.pandas import df_statistics
 
-    conn = connect_env(dict(os.environ))
-    log = conn.mining(project)
+    from pm_notebook.mining import ProcessLog
+
+    conn = _source()
+    log = ProcessLog.open(conn, project)
     log.schema  # noqa: B018
     r: dict = {}
     out: dict = {}
@@ -521,8 +566,9 @@ def compare(ours: dict, theirs: dict, pandas: dict) -> dict[str, str]:
 
 
 def _child(side: str, project: str, repeat: int, env: dict[str, str]) -> dict:
+    side_arg = "ours" if side == "druid" else side  # the same answers, its environment points at Druid
     done = subprocess.run(
-        [sys.executable, __file__, "--side", side, "--project", project, "--repeat", str(repeat)],
+        [sys.executable, __file__, "--side", side_arg, "--project", project, "--repeat", str(repeat)],
         env=env,
         capture_output=True,
         text=True,
@@ -533,19 +579,63 @@ def _child(side: str, project: str, repeat: int, env: dict[str, str]) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def run_project(project: str, args: argparse.Namespace, env: dict[str, str]) -> dict:
-    """``--rounds`` interleaved rounds of both sides on *project*; the figures and the comparison."""
-    rounds: dict[str, list[dict]] = {"ours": [], "pm4py": []}
+def run_project(project: str, args: argparse.Namespace, envs: dict[str, dict[str, str]]) -> dict:
+    """``--rounds`` interleaved rounds of every side (*envs*: side -> its environment) on *project*; the
+    figures, the load average around each child and the comparison of ours (Druid's when there) with
+    pm4py's."""
+    rounds: dict[str, list[dict]] = {side: [] for side in envs}
+    loads: list[tuple[str, int, float, float]] = []
     for n in range(1, args.rounds + 1):
-        for side in ("ours", "pm4py"):
+        for side, env in envs.items():
+            before = os.getloadavg()[0]
             t0 = time.perf_counter()
             rounds[side].append(_child(side, project, args.repeat, env))
-            print(f"  round {n} {side}: {time.perf_counter() - t0:.1f} s", flush=True)
-    last_ours, last_pm4py = rounds["ours"][-1], rounds["pm4py"][-1]
-    return {
+            after = os.getloadavg()[0]
+            loads.append((side, n, before, after))
+            print(
+                f"  round {n} {side}: {time.perf_counter() - t0:.1f} s (load average {before:.2f} -> "
+                f"{after:.2f})",
+                flush=True,
+            )
+    main_side = "druid" if "druid" in envs else "ours"
+    last_ours, last_pm4py = rounds[main_side][-1], rounds["pm4py"][-1]
+    result = {
         "rounds": rounds,
+        "loads": loads,
         "same": compare(last_ours["values"], last_pm4py["values"], last_pm4py["pandas"]),
     }
+    if "druid" in envs:
+        result["same_standin"] = same_engines(last_ours["values"], rounds["ours"][-1]["values"])
+    return result
+
+
+def _numbers(value: Any) -> list[float]:
+    if isinstance(value, dict):
+        return [x for k in sorted(value) for x in _numbers(value[k])]
+    if isinstance(value, list):
+        return [x for v in value for x in _numbers(v)]
+    return [float(value)] if isinstance(value, int | float) else []
+
+
+def same_engines(druid: dict, standin: dict) -> dict[str, str]:
+    """Per question, Druid's answer against the stand-in's: "same", or (questions 3 and 6, whose durations
+    are ``APPROX_QUANTILE_DS``: a sketch on Druid, exact on the stand-in) the largest relative difference of a
+    duration with everything else equal."""
+    out = {}
+    for q in QUESTIONS:
+        a, b = druid[q], standin[q]
+        if a == b:
+            out[q] = "same"
+        elif q in (QUESTIONS[2], QUESTIONS[5]) and len(_numbers(a)) == len(_numbers(b)):
+            keys_a = [x[:3] for x in a] if q == QUESTIONS[5] else []
+            keys_b = [x[:3] for x in b] if q == QUESTIONS[5] else []
+            worst = max(
+                abs(x - y) / max(abs(x), abs(y), 1e-9) for x, y in zip(_numbers(a), _numbers(b), strict=True)
+            )
+            out[q] = f"{'same' if keys_a == keys_b else 'other'} transitions, durations within {worst:.1%}"
+        else:
+            out[q] = "DIFFERS"
+    return out
 
 
 def _later(entry: dict, key: str = "times") -> float:
@@ -635,6 +725,105 @@ def report(project: str, result: dict) -> list[dict]:
     return rows
 
 
+def report_druid(project: str, result: dict, info: dict) -> list[dict]:
+    """The table of a ``--druid`` run: per question our answer on Druid (wall, first run, Druid's CPU, the
+    client's CPU), on the stand-in (wall, DuckDB's CPU), pm4py in memory, the ratios and the checks."""
+    rounds = result["rounds"]
+    dr, sr, pr = rounds["druid"], rounds["ours"], rounds["pm4py"]
+
+    def med(side: list[dict], q: str, f: Callable[[dict], float]) -> float:
+        return statistics.median(f(r["answers"][q]) for r in side)
+
+    pull = med(pr, "event pull + format", lambda e: e["times"][0])
+    pull_cli = med(pr, "event pull + format", lambda e: e["client_cpu"][0])
+    pull_mem = max(r["answers"]["event pull + format"]["mem"][0] for r in pr)
+    cases = dr[-1]["values"][QUESTIONS[0]]["cases"]
+    print(
+        f"\n{project!r} on Druid {info['version']} (own cluster) and on the stand-in: "
+        f"{pr[-1]['rows']:,} events, {cases:,} cases; transport {dr[-1]['transport']} (Druid) / "
+        f"{sr[-1]['transport']} (stand-in); "
+        f"{len(dr)} rounds x {len(dr[0]['answers'][QUESTIONS[0]]['times'])} runs, medians of the later runs"
+    )
+    print(
+        f"pm4py's pull of the events from Druid (to_pm4py + format_dataframe): {pull:.2f} s "
+        f"(client CPU {pull_cli:.2f} s), +{pull_mem:.0f} MB"
+    )
+    head = (
+        f"{'question':<36}{'druid s':>8}{'(1st)':>7}{'eng cpu':>8}{'cli cpu':>8}{'stmts':>6}"
+        f"{'standin':>8}{'eng cpu':>8}{'sb/dr':>6}{'pm4py s':>8}{'cli cpu':>8}{'vs pm':>7}{'+pull':>7}"
+        f"{'cli %':>6}  Druid = stand-in? / = pm4py?"
+    )
+    print(head)
+    rows = []
+    tot = dict.fromkeys(("d", "dsvc", "dcli", "s", "ssvc", "p", "pcli"), 0.0)
+    for q in QUESTIONS:
+        d = med(dr, q, _later)
+        d1 = med(dr, q, lambda e: e["times"][0])
+        dsvc = med(dr, q, lambda e: _later(e, "service_cpu"))
+        dcli = med(dr, q, lambda e: _later(e, "client_cpu"))
+        s_ = med(sr, q, _later)
+        ssvc = med(sr, q, lambda e: _later(e, "service_cpu"))
+        p = med(pr, q, _later)
+        pcli = med(pr, q, lambda e: _later(e, "client_cpu"))
+        stm = dr[-1]["answers"][q]["statements"]
+        for k, v in zip(tot, (d, dsvc, dcli, s_, ssvc, p, pcli), strict=True):
+            tot[k] += v
+        print(
+            f"{q:<36}{d:>8.3f}{d1:>7.2f}{dsvc:>8.2f}{dcli:>8.3f}{stm:>6}{s_:>8.3f}{ssvc:>8.2f}"
+            f"{s_ / d:>6.2f}{p:>8.3f}{pcli:>8.2f}{p / d:>6.1f}x{(p + pull) / d:>6.0f}x"
+            f"{100 * dcli / pcli:>5.1f}%"
+            f"  {result['same_standin'][q]} / {result['same'][q]}"
+        )
+        rows.append(
+            {
+                "q": q,
+                "druid": d,
+                "druid_first": d1,
+                "druid_engine_cpu": dsvc,
+                "druid_client_cpu": dcli,
+                "statements": stm,
+                "standin": s_,
+                "standin_engine_cpu": ssvc,
+                "pm4py": p,
+                "pm4py_cpu": pcli,
+                "same_standin": result["same_standin"][q],
+                "same_pm4py": result["same"][q],
+            }
+        )
+    print(
+        f"{'all ten':<36}{tot['d']:>8.3f}{'':>7}{tot['dsvc']:>8.2f}{tot['dcli']:>8.3f}{'':>6}{tot['s']:>8.3f}"
+        f"{tot['ssvc']:>8.2f}{tot['s'] / tot['d']:>6.2f}{tot['p']:>8.3f}{tot['pcli']:>8.2f}"
+        f"{tot['p'] / tot['d']:>6.1f}x{(tot['p'] + pull) / tot['d']:>6.1f}x"
+        f"{100 * tot['dcli'] / tot['pcli']:>5.1f}%"
+    )
+    print(
+        f"goals: ten on Druid vs pm4py with its pull {(tot['p'] + pull) / tot['d']:.1f}x (>= 10x); slowest "
+        f"answer on Druid {max(r['druid'] for r in rows):.2f} s (<= 1 s); the client's CPU on Druid "
+        f"{tot['dcli']:.2f} s = {100 * tot['dcli'] / tot['pcli']:.1f}% of pm4py's in memory "
+        f"({100 * tot['dcli'] / (tot['pcli'] + pull_cli):.1f}% with its pull's) (<= 5%: the goal judges the "
+        "client's CPU, not Druid's)"
+    )
+    per_round = [
+        (
+            sum(_later(x["answers"][q]) for q in QUESTIONS),
+            sum(_later(y["answers"][q]) for q in QUESTIONS),
+            sum(_later(z["answers"][q]) for q in QUESTIONS),
+            z["answers"]["event pull + format"]["times"][0],
+        )
+        for x, y, z in zip(dr, sr, pr, strict=True)
+    ]
+    print(
+        "rounds (Druid s / stand-in s / pm4py s / pull s): "
+        + ", ".join(f"{a:.2f} / {b:.2f} / {c:.2f} / {e:.2f}" for a, b, c, e in per_round)
+    )
+    print(
+        "load average (1 min) before -> after each child: "
+        + ", ".join(f"{side}{n} {a:.1f}->{b:.1f}" for side, n, a, b in result["loads"])
+    )
+    print(f"Druid's configuration: {json.dumps(info['config'])}; segments: {json.dumps(info['segments'])}")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -645,6 +834,16 @@ def main() -> None:
     parser.add_argument("--no-receipt", action="store_true", help="leave the receipt log out")
     parser.add_argument("--no-check", action="store_true", help="skip every answer and filter at the limit")
     parser.add_argument("--json", type=Path, help="also write every figure to this file")
+    parser.add_argument(
+        "--druid",
+        type=Path,
+        metavar="DIR",
+        help="also on a real Druid: the cluster of druid/cluster.py in DIR (started, and stopped at the end, "
+        "when it is not running), the large project published to it; pm4py pulls its events from Druid",
+    )
+    parser.add_argument(
+        "--cases", type=int, help="cases of the generated project (instead of --events; 107000: ~1M tasks)"
+    )
     parser.add_argument("--side", choices=["ours", "pm4py", "check"], help=argparse.SUPPRESS)
     parser.add_argument("--project", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -660,13 +859,33 @@ def main() -> None:
 
     from pm_sandbox import start
 
-    cases = max(1000, round(args.events / VERTEX_ROWS_PER_CASE))
+    cases = args.cases or max(1000, round(args.events / VERTEX_ROWS_PER_CASE))
+    druid_env: dict[str, str] = {}
+    cluster = None
+    info: dict = {}
+    if args.druid is not None:
+        import _druid  # bench/ is on sys.path
+
+        args.no_receipt = args.no_check = True  # only the large project is published to Druid
+        denv, cluster = _druid.ensure_cluster(args.druid, watch_pid=os.getpid())
+        broker = denv["PM_DRUID_URL"]
+        rows = _druid.publish_large(cases, broker, denv["PM_DRUID_COORDINATOR_URL"])
+        pids = _druid.engine_pids(args.druid)
+        druid_env = {DRUID_URL_ENV: broker, SANDBOX_PID_ENV: ",".join(str(p) for p in pids.values())}
+        info = {
+            "version": json.loads((args.druid / "pids").read_text()).get("version", "?"),
+            "config": _druid.cluster_config(args.druid),
+            "segments": {name: [n for _, n in _druid.segments(broker, name)] for name in rows},
+        }
     t0 = time.perf_counter()
     sb = start(cases=5, extra_args=["--large-project-cases", str(cases)], timeout=3600)
     print(f"sandbox: {LARGE!r} of {cases:,} cases ready in {time.perf_counter() - t0:.1f} s", flush=True)
     out: dict = {}
     try:
         env = {**os.environ, **sb.env, "PYTHONPATH": str(ROOT), SANDBOX_PID_ENV: str(sb.pid)}
+        envs = {"ours": env, "pm4py": env}
+        if druid_env:  # Druid first in each round, the stand-in, then pm4py pulling from Druid
+            envs = {"druid": {**env, **druid_env}, "ours": env, "pm4py": {**env, **druid_env}}
         projects = [LARGE]
         if not args.no_receipt:
             conn = connect_env(sb.env)
@@ -678,12 +897,14 @@ def main() -> None:
         results = {}
         for project in projects:
             print(f"{project}:", flush=True)
-            results[project] = run_project(project, args, env)
+            results[project] = run_project(project, args, envs)
         check = None if args.no_check else _child("check", LARGE, 1, env)
     finally:
         sb.stop()
+        if cluster is not None:
+            cluster.stop(quiet=True)
     for project, result in results.items():
-        out[project] = report(project, result)
+        out[project] = report_druid(project, result, info) if druid_env else report(project, result)
     if check is not None:
         print(f"\nevery answer and filter on {LARGE!r} at Druid's default maxSubqueryRows:")
         for kind in ("answers", "filters"):

@@ -59,9 +59,13 @@ JAVA_FLAGS = (
     "--add-opens=jdk.management/com.sun.management.internal=ALL-UNNAMED",
 )
 # heap (MiB) of each JVM; processing pools as (buffer MiB, merge buffers, threads). The broker keeps Druid's
-# default of 2 merge buffers; the historical scans with both cores.
+# default of 2 merge buffers (what a small service has; the answers are shaped to fit them); the historical
+# scans a query's segments with one thread per core (Druid's default is cores - 1, which on this project's
+# 2-core machines leaves one segment at a time), at most 4 so that CI's larger runners keep the same heap
+# and direct memory sizes. The broker's one thread merges the historicals' results.
 HEAP_MB = {"zookeeper": 128, "coordinator": 384, "broker": 512, "historical": 512, "indexer": 512}
-POOLS = {"broker": (64, 2, 1), "historical": (64, 2, 2), "indexer": (32, 2, 1)}
+CORES = max(2, min(os.cpu_count() or 2, 4))
+POOLS = {"broker": (64, 2, 1), "historical": (64, 2, CORES), "indexer": (32, 2, 1)}
 DIRECT_HEADROOM_MB = 64
 START_DEADLINE_S = 600.0
 
@@ -531,7 +535,17 @@ class Cluster:
         env = {"PM_DRUID_URL": url["broker"], "PM_DRUID_COORDINATOR_URL": url["coordinator"]}
         self.env_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
         state = json.loads(self.pids_file.read_text())
-        state.update({"ports": ports, "started_s": round(time.monotonic() - began, 1), "version": VERSION})
+        state.update(
+            {
+                "ports": ports,
+                "started_s": round(time.monotonic() - began, 1),
+                "version": VERSION,
+                "pools": {
+                    svc: dict(zip(("buffer_mb", "merge_buffers", "threads"), pool, strict=True))
+                    for svc, pool in POOLS.items()
+                },
+            }
+        )
         self.pids_file.write_text(json.dumps(state))
         return env
 
@@ -576,6 +590,17 @@ class Cluster:
                 if line.startswith("VmHWM:"):
                     out[svc] = int(line.split()[1]) / 1024
         return out
+
+
+def describe_pools() -> str:
+    """The processing pools, as ``make druid`` reports them."""
+    return (
+        "; ".join(
+            f"{svc} {threads} thread{'s' if threads > 1 else ''}, {merge} merge buffers, buffers of {buf} MiB"
+            for svc, (buf, merge, threads) in POOLS.items()
+        )
+        + " (broker limits: Druid's defaults, maxSubqueryRows 100,000)"
+    )
 
 
 def _workers(coordinator: str) -> int:
@@ -644,6 +669,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"ready in {time.monotonic() - began:.1f} s; {sum(rss.values()):.0f} MiB resident "
                 f"({', '.join(f'{k} {v:.0f}' for k, v in rss.items())}); values in {cluster.env_file}"
             )
+            print("processing: " + describe_pools())
         elif args.command == "stop":
             cluster.stop()
         elif args.command == "watch":
