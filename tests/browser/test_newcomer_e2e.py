@@ -46,7 +46,13 @@ def lab_sandbox(tmp_path_factory):
 @pytest.fixture(scope="module")
 def lab(lab_sandbox, tmp_path_factory):
     """JupyterLab whose kernels have the sandbox's five connection values, as ``binder/start`` gives them."""
-    server = start_jupyter(tmp_path_factory.mktemp("lab-newcomer"), dict(lab_sandbox.env))
+    tmp = tmp_path_factory.mktemp("lab-newcomer")
+    # notebook 06 reads the receipt log from the checkout's tests/data, next to notebooks/ (the server's root)
+    (tmp / "tests" / "data").mkdir(parents=True)
+    (tmp / "tests" / "data" / "receipt.csv.gz").write_bytes(
+        (ROOT / "tests" / "data" / "receipt.csv.gz").read_bytes()
+    )
+    server = start_jupyter(tmp, dict(lab_sandbox.env))
     yield server
     server.stop()
 

@@ -26,6 +26,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+RECEIPT = ROOT / "tests" / "data" / "receipt.csv.gz"  # read by notebook 06
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
@@ -307,6 +308,9 @@ def test_binder_start_serves_every_notebook_with_no_setup_cell(binder_venv: Path
     for nb in NOTEBOOKS:
         copies.append(work / nb.name)
         copies[-1].write_bytes(nb.read_bytes())
+    # notebook 06 reads the receipt log from tests/data, next to notebooks/ as in Binder's clone
+    (tmp_path / "tests" / "data").mkdir(parents=True)
+    (tmp_path / "tests" / "data" / RECEIPT.name).write_bytes(RECEIPT.read_bytes())
     env = _clean_env(binder_venv) | {"PM_SANDBOX_DIR": str(tmp_path / "sandbox")}
     cmd = ["bash", str(ROOT / "binder" / "start"), "python", "-c", runner, *map(str, copies)]
     done = _run(cmd, cwd=tmp_path, env=env, timeout=1500)
