@@ -200,7 +200,9 @@ class Pm(Magics):
             return self._upload(conn, args)
         if args.project:
             self.session.choose_project(conn, args.project)
-        log = conn.mining(self._project(conn), include_excluded=args.include_excluded, resource=args.resource)
+        # the session's log of the project (its schema and exclusions read once), with this line's choice
+        log = self.session.mining(conn, self._project(conn), resource=args.resource)
+        log = log.with_excluded(args.include_excluded)
         if args.completed:
             log = log.completed_only()
         method, options = ANSWERS[args.answer]
@@ -253,6 +255,7 @@ class Pm(Magics):
             project = existing[0] if existing else conn.create_project(args.project)
         started = time.monotonic()
         uploaded = conn.upload(project, data)
+        self.session.forget_logs()  # the project's tables changed: its schema and exclusions are read anew
         elapsed = time.monotonic() - started
         self.session.choose_project(conn, uploaded.project_id)
         events = f"{uploaded.events:,} events" if uploaded.events is not None else "the events"

@@ -21,7 +21,7 @@ import pandas as pd
 from .._cells import cell_int
 from .._checks import find_project, positive_int
 from .._models import Project
-from ..errors import ConfigurationError, PMError, QueryError
+from ..errors import ConfigurationError, NotFound, PMError, QueryError
 from ._answer import Answer
 from ._drivers import drivers as drivers_answer
 from ._filtering import CaseFilterMethods, _variant_by
@@ -125,8 +125,8 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         resource: str | None = None,
         large_subqueries: bool | int = False,
     ) -> ProcessLog:
-        """Resolve *project* (a :class:`Project`, a project id or a project name), read its schema and count
-        its excluded cases.
+        """Resolve *project* (a :class:`Project`: no REST call; a project id: one; a project name: the
+        listing of the projects), read its schema and count its excluded cases (three statements).
 
         :param context: Druid's query context (``{"timeout": 60000}``), sent with every statement the log
             runs; the :class:`Source` checks it.
@@ -143,7 +143,7 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         if isinstance(project, Project):
             resolved = project
         elif isinstance(project, str) and project.strip():
-            resolved = find_project(source.projects(), project)
+            resolved = _find(source, project)
         else:
             raise ConfigurationError(
                 f"mining() needs a project name, id or Project, got {type(project).__name__}.",
@@ -645,6 +645,16 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
 
 
 # --- small helpers ----------------------------------------------------------------------------------
+
+
+def _find(source: Source, wanted: str) -> Project:
+    """The project *wanted* names: the one with that id (one REST call, whatever the number of projects),
+    else the one with that name (:func:`~pm_notebook._checks.find_project` over the listing, which reads
+    every project's details)."""
+    try:
+        return source.project(wanted)
+    except NotFound:
+        return find_project(source.projects(), wanted)
 
 
 def _top(top: Any) -> int | None:
