@@ -34,7 +34,7 @@ from .._cells import cell_float
 from .._checks import positive_int
 from ..errors import ConfigurationError
 from ._filtering import _answer_names, _count_placeholders
-from ._filters import WithActivity
+from ._filters import WithActivity, user_subquery
 from ._schema import Schema, quote
 from ._shaping import LogParts
 from ._sql import drivers as drivers_sql
@@ -67,6 +67,14 @@ class Outcome:
     threshold_ms: int | None = None  # slow: a fixed threshold
     activity: str | None = None
     condition: str | None = None
+
+    def inlines(self, schema: Schema) -> bool:
+        """Whether :meth:`fragment` holds a subquery Druid inlines (an activity's cases, or one the user
+        wrote)."""
+        if self.kind == "with_activity":
+            assert self.activity is not None
+            return WithActivity(self.activity).semi_join(schema)
+        return self.kind == "where" and user_subquery(self.condition or "")
 
     def fragment(self, schema: Schema, threshold_ms: float | None = None) -> Fragment:
         """The outcome as a condition on the cases table (*threshold_ms*: the computed slow threshold)."""
@@ -347,7 +355,11 @@ def drivers(log: LogParts, outcome: Any, by: Any = None, min_cases: int = 30) ->
     ):
         threshold = None  # no case: nothing is slow
     counts_sql = drivers_sql.value_counts(
-        schema, log._filters, wanted.fragment(schema, threshold if threshold is not None else 0), dims
+        schema,
+        log._filters,
+        wanted.fragment(schema, threshold if threshold is not None else 0),
+        dims,
+        outcome_inlines=wanted.inlines(schema),
     )
     statements.append(counts_sql)
     counts = log._run(counts_sql)

@@ -47,9 +47,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["ProcessLog"]
 
 
-#: a statement whose ``IN (SELECT ...)`` or ``JOIN (SELECT ...)`` Druid inlines on the broker (a
-#: ``CROSS JOIN`` sets a one-row count beside an answer's rows: one row inlined, never near the limit)
-_INLINES = re.compile(r"\b(?:IN|(?<!CROSS )JOIN) \(SELECT\b")
 #: Druid's refusal of inlined subquery results over ``maxSubqueryRows`` (Druid 0.20-27 and 28+ wordings) or
 #: over ``maxSubqueryBytes`` ("... beyond maximum[N] bytes")
 _SUBQUERY_LIMIT = re.compile(
@@ -244,11 +241,9 @@ class ProcessLog(CaseFilterMethods, OrganisationAnswers, ControlFlowAnswers, Tim
         ``Statement.in_parts``, only when the row limit refuses it), and Druid's refusal of a too-large one
         names what to raise."""
         context = self._context
-        if statement.windowing:
-            context = {**(context or {}), "enableWindowing": True}
-        large = self._subquery_bytes is not None and bool(
-            statement.windowing or _INLINES.search(statement.sql)
-        )
+        if statement.context:
+            context = {**(context or {}), **statement.context}
+        large = self._subquery_bytes is not None and statement.subquery_limited
         if large and not statement.in_parts:
             context = {**(context or {}), "maxSubqueryBytes": self._subquery_bytes}
         try:

@@ -74,7 +74,9 @@ def resources(schema: Schema, filters: Filters, res: str) -> tuple[Statement, St
     )
     total = total_cases(schema, filters, "total_cases")
     sql_activities = f'SELECT * FROM ({activities}) AS "r" CROSS JOIN ({total.sql}) AS "t"'
-    return Statement(sql_counts, params), Statement(sql_activities, params + total.params)
+    counts = Statement(sql_counts, params, reads="vertex", inlines=filters.inlines(schema, "vertex"))
+    inlines = filters.inlines(schema, "vertex") or total.inlines
+    return counts, Statement(sql_activities, params + total.params, reads="vertex", inlines=inlines)
 
 
 def resources_by_activity(schema: Schema, filters: Filters, res: str) -> Statement:
@@ -87,7 +89,7 @@ def resources_by_activity(schema: Schema, filters: Filters, res: str) -> Stateme
         f"FROM {schema.table('vertex')}{where} GROUP BY {act}, {res}, {case}) "
         f'GROUP BY "activity", "resource" ORDER BY "activity", "events" DESC, "resource"'
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="vertex", inlines=filters.inlines(schema, "vertex"))
 
 
 #: what a user can do when Druid refuses a statement that windows the tasks (answered in parts: only a single
@@ -115,7 +117,8 @@ GRID = tuple((j + 0.5) / 100 for j in range(100))
 def total_tasks(schema: Schema, filters: Filters) -> Statement:
     """The filtered log's number of tasks (``tasks``), one row: whether one window can hold them."""
     where, params = filters.where(schema, "vertex")
-    return Statement(f'SELECT COUNT(*) AS "tasks" FROM {schema.table("vertex")}{where}', params)
+    sql = f'SELECT COUNT(*) AS "tasks" FROM {schema.table("vertex")}{where}'
+    return Statement(sql, params, reads="vertex", inlines=filters.inlines(schema, "vertex"))
 
 
 def task_counts(schema: Schema, filters: Filters) -> Statement:
@@ -127,7 +130,7 @@ def task_counts(schema: Schema, filters: Filters) -> Statement:
         f'SELECT {case} AS "case_id", COUNT(*) AS "tasks" FROM {schema.table("vertex")}{where} '
         f"GROUP BY {case} ORDER BY {case}"
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="vertex", inlines=filters.inlines(schema, "vertex"))
 
 
 def _grid(column: str) -> str:
@@ -164,7 +167,7 @@ def _tasks_in_order(
             f'MAX({end}) OVER (PARTITION BY {case}) AS "case_end"',
         ]
     sql = f"SELECT {', '.join(columns)} FROM {schema.table('vertex')}{where}"
-    return Statement(sql, params, windowing=True)
+    return Statement(sql, params, windowing=True, reads="vertex", inlines=filters.inlines(schema, "vertex"))
 
 
 #: the wait before a task: from the previous task's end to its start, zero when it starts before that end
@@ -209,8 +212,24 @@ def handovers(
         f'FROM ({window.sql}) WHERE "pos" > 1 GROUP BY "prev_resource", "resource"'
     )
     return (
-        Statement(counts, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL, in_parts=True),
-        Statement(medians, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL, in_parts=True),
+        Statement(
+            counts,
+            window.params,
+            windowing=True,
+            refusal_hint=WINDOW_REFUSAL,
+            in_parts=True,
+            reads="vertex",
+            inlines=window.inlines,
+        ),
+        Statement(
+            medians,
+            window.params,
+            windowing=True,
+            refusal_hint=WINDOW_REFUSAL,
+            in_parts=True,
+            reads="vertex",
+            inlines=window.inlines,
+        ),
     )
 
 
@@ -243,8 +262,24 @@ def resource_edges(
         f'ORDER BY "frequency" DESC, "source"'
     )
     return (
-        Statement(incoming, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL, in_parts=True),
-        Statement(outgoing, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL, in_parts=True),
+        Statement(
+            incoming,
+            window.params,
+            windowing=True,
+            refusal_hint=WINDOW_REFUSAL,
+            in_parts=True,
+            reads="vertex",
+            inlines=window.inlines,
+        ),
+        Statement(
+            outgoing,
+            window.params,
+            windowing=True,
+            refusal_hint=WINDOW_REFUSAL,
+            in_parts=True,
+            reads="vertex",
+            inlines=window.inlines,
+        ),
     )
 
 
@@ -264,4 +299,6 @@ def resource_nodes(schema: Schema, filters: Filters, res: str) -> tuple[Statemen
         f'GROUP BY {name}, {case}) GROUP BY "activity" ORDER BY "frequency" DESC, "activity"'
     )
     sql_stats = f'SELECT {name} AS "activity", {_duration_stats(d)} FROM {table}{where} GROUP BY {name}'
-    return Statement(sql, params), Statement(sql_stats, params)
+    return Statement(sql, params, reads="vertex", inlines=filters.inlines(schema, "vertex")), Statement(
+        sql_stats, params, reads="vertex", inlines=filters.inlines(schema, "vertex")
+    )
