@@ -51,3 +51,57 @@ def test_a_log_reads_its_schema_and_exclusions_once(wired):
     assert not [s for s in wire.sql if "INFORMATION_SCHEMA" in s]
     assert not [s for s in wire.sql if s.startswith('SELECT COUNT(*) AS "excluded_cases"')]
     assert wire.rest == []
+
+
+class Reporting:
+    """A Source over a connection that records every time the log asks it which transport it uses."""
+
+    def __init__(self, conn) -> None:
+        self.conn, self.asked = conn, []
+
+    def query(self, sql, params=None, **kw):
+        return self.conn.query(sql, params, **kw)
+
+    def query_chunks(self, sql, params=None, **kw):
+        return self.conn.query_chunks(sql, params, **kw)
+
+    def resolve_transport(self, name=None):
+        self.asked.append(name)
+        return self.conn.resolve_transport(name)
+
+    def project(self, project_id):
+        return self.conn.project(project_id)
+
+    def projects(self):
+        return self.conn.projects()
+
+    def column_names(self, project):
+        return self.conn.column_names(project)
+
+
+def test_an_answer_keeps_the_statements_that_ran_and_the_transport_they_reported(wired):
+    """``attrs["sql"]`` holds exactly the statements that left the connection for the answer, in order, and
+    ``attrs["transport"]`` the transport that served them, as the source reported it with their rows (the
+    source is not asked again)."""
+    conn, wire = wired
+    source = Reporting(conn)
+    from pm_notebook.mining import ProcessLog
+
+    log = ProcessLog.open(source, find_project(conn.projects(), PROJECT))
+    first = str(log.activities()["activity"].iloc[0])
+    filtered = log.with_activity(first)
+    asks = [
+        filtered.summary,
+        lambda: filtered.variants(3),
+        filtered.handovers,
+        lambda: filtered.conformance([("START", first)]),
+        lambda: filtered.drivers("rework"),
+        lambda: filtered.arrivals("P1M"),
+        filtered.to_pm4py,
+    ]
+    for ask in asks:
+        wire.clear()
+        answer = ask()
+        assert answer.attrs["sql"].split(";\n\n") == wire.sql
+        assert answer.attrs["transport"] == "druid"
+    assert source.asked == []
