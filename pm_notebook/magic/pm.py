@@ -213,10 +213,12 @@ class Pm(Magics):
         started = time.monotonic()
         result = answer(**kwargs)
         elapsed = time.monotonic() - started
-        if args.answer == "map":
-            return self._map(result, args, elapsed, conn.resolve_transport())
+        if args.answer == "map":  # the transport that served the answer's statements, as they reported it
+            return self._map(result, args, elapsed, result.transport or conn.resolve_transport())
         if args.answer == "dotted":
-            return self._chart(result, args, elapsed, conn.resolve_transport())
+            return self._chart(
+                result, args, elapsed, result.data.attrs.get("transport") or conn.resolve_transport()
+            )
         if args.sql:
             self._show(TextView(result.attrs.get("sql", "") + ";"))
         else:

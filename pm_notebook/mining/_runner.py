@@ -250,7 +250,7 @@ class Ask:
     ) -> ProcessMap:
         """The :class:`~._map.ProcessMap` of *nodes* and *edges*, shown as *view* (its ``metric``, ``stat``,
         ``activities`` and ``paths``), titled after the project (and what its nodes are *of*, when they are
-        not activities) and carrying the statements that fetched it."""
+        not activities) and carrying the statements that fetched it and their transport."""
         title = self.project.name or self.project.id
         return ProcessMap(
             nodes,
@@ -258,6 +258,7 @@ class Ask:
             **view,
             sql=";\n\n".join(s.sql for s in self.ran),
             title=f"{title} ({of})" if of else title,
+            transport=self.transport(),
         )
 
 

@@ -104,4 +104,7 @@ def test_an_answer_keeps_the_statements_that_ran_and_the_transport_they_reported
         answer = ask()
         assert answer.attrs["sql"].split(";\n\n") == wire.sql
         assert answer.attrs["transport"] == "druid"
+    for pmap in (filtered.process_map(), filtered.resource_map()):
+        assert pmap.transport == pmap.view(activities=0.5).transport == "druid"
+    assert filtered.dotted_chart("P1M").data.attrs["transport"] == "druid"
     assert source.asked == []
