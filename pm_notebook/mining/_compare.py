@@ -19,7 +19,7 @@ The receiver is *a* (the baseline, "before"), the argument *b* ("after"); every 
   pairs that share a bin) of its value on the exact durations.
 * **Waiting times** of each transition both logs have are compared by the same rank test on their binned
   waiting times (``wait_*`` columns; Benjamini–Hochberg over the transitions).
-* **Quantiles** of the durations are Druid's sketches (``APPROX_QUANTILE_DS``, about 1 % rank error).
+* **Quantiles** of the durations are Druid's sketches (:data:`._sql._base.QUANTILE`, about 1 % rank error).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ._shaping import _ms, in_task_order
 from ._sql import compare as compare_sql
 from ._sql import stats as stats_sql
 from ._sql import variants as variants_sql
-from ._sql._base import Statement, qname
+from ._sql._base import QUANTILE, Statement, qname
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._comparemap import ComparedMap
@@ -537,7 +537,7 @@ def compare(a: Ask, b: Ask, labels: tuple[str, str], top: int | None = 20) -> Co
     title = a.project.name or a.project.id
     return Comparison(
         labels,
-        answer(summary, quantiles="APPROX_QUANTILE_DS sketches"),
+        answer(summary, quantiles=f"{QUANTILE} sketches"),
         answer(tests_frame),
         answer(durations, bins_per_e=compare_sql.BINS_PER_E),
         answer(variants, method=method, **vattrs),

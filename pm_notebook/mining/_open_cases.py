@@ -14,7 +14,7 @@ their remaining time from the project's own history (no model), from the rows Dr
   in *E*'s bin (round durations about doubling from one minute to two years,
   :data:`._sql.open_cases.EDGES_MS`); with fewer than ``min_evidence`` of them, the observations at *A*
   whatever their elapsed; with fewer still, every observation. ``p50_remaining`` and ``p90_remaining`` are
-  their quantiles (``APPROX_QUANTILE_DS``: the ⌈q·n⌉-th smallest on the stand-in, within the sketch's rank
+  their quantiles (:data:`._sql._base.QUANTILE`: the ⌈q·n⌉-th smallest on the stand-in, within the sketch's rank
   error on Druid).
 * **Late** (with ``sla``): ``p_late`` = P(E + R > sla) = P(R > sla − E) for R the remaining time of the
   evidence: 1 when E already exceeds the sla; else ``1 − F(sla − E)``, F read from the evidence's
@@ -38,7 +38,7 @@ from ..errors import ConfigurationError
 from ._filters import duration_text
 from ._runner import Ask
 from ._sql import open_cases as sql
-from ._sql._base import qname
+from ._sql._base import QUANTILE, qname
 
 __all__ = ["LEVEL_NAMES", "bin_label", "bin_of", "late_share", "open_cases", "parse_sla"]
 
@@ -198,7 +198,7 @@ def open_cases(
         "min_evidence": min_evidence,
         "bin_edges": tuple(pd.Timedelta(milliseconds=e) for e in sql.EDGES_MS),
         "levels": {name: int((frame["level"] == name).sum()) for name in LEVEL_NAMES},
-        "method": "remaining time: percentiles (APPROX_QUANTILE_DS) of the completed cases' remaining time "
+        "method": f"remaining time: percentiles ({QUANTILE}) of the completed cases' remaining time "
         "after each task, at the same activity and elapsed bin (bins about doubling from 1 min), falling "
         f"back to the activity, then to every observation, under {min_evidence} observations; p_late = "
         "1 - F(sla - elapsed), F read from the percentiles 5..95 and the maximum",

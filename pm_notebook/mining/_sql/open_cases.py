@@ -140,7 +140,7 @@ def open_cases(schema: Schema, filters: Filters, completion: Completion) -> Stat
 def history(schema: Schema, filters: Filters, completion: Completion) -> Statement:
     """Per ``GROUPING SETS ((activity, bin), (activity), ())`` over the observations of the filtered completed
     cases: ``activity``, ``bin``, ``grouping`` (``GROUPING(activity, bin)``: 0, 1 or 3), ``observations``,
-    ``p5``, ``p10`` .. ``p95`` (``APPROX_QUANTILE_DS`` of the remaining time, ms) and ``p100`` (its
+    ``p5``, ``p10`` .. ``p95`` (:data:`._base.QUANTILE` of the remaining time, ms) and ``p100`` (its
     maximum)."""
     act, end = schema.col("vertex", "activity"), schema.col("vertex", "end")
     inner, params = _cases(schema, filters, completion.completed(schema))
