@@ -14,8 +14,8 @@ their remaining time from the project's own history (no model), from the rows Dr
   in *E*'s bin (round durations about doubling from one minute to two years,
   :data:`._sql.open_cases.EDGES_MS`); with fewer than ``min_evidence`` of them, the observations at *A*
   whatever their elapsed; with fewer still, every observation. ``p50_remaining`` and ``p90_remaining`` are
-  their quantiles (:data:`._sql._base.QUANTILE`: the ⌈q·n⌉-th smallest on the stand-in, within the sketch's rank
-  error on Druid).
+  their quantiles (:data:`._sql._base.QUANTILE`: the ⌈q·n⌉-th smallest on the stand-in, within the sketch's
+  rank error on Druid).
 * **Late** (with ``sla``): ``p_late`` = P(E + R > sla) = P(R > sla − E) for R the remaining time of the
   evidence: 1 when E already exceeds the sla; else ``1 − F(sla − E)``, F read from the evidence's
   percentiles 5, 10, ..., 95 and maximum (F(x) = the largest level k % whose percentile is ≤ x; 1 at or
