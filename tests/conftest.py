@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import json
 import os
 import shutil
 import sys
@@ -428,3 +429,32 @@ def numbers_sql(serve_app):
     with serve_app(app) as url:
         yield NumbersSql(url, demo.id, demo.secret, app.state.sql_engine, app.state.avatica)
     store.close()
+
+
+class Wire:
+    """The REST paths and the SQL statements one connection sends, as they leave it: a ``requests`` response
+    hook on the connection's REST session and on its ``druid`` transport's session (so open the connection
+    with ``transport="druid"``)."""
+
+    def __init__(self, conn: Any) -> None:
+        self.rest: list[str] = []
+        self.sql: list[str] = []
+        conn._session.hooks["response"].append(self._rest)
+        conn._sql().get("druid")._session.hooks["response"].append(self._sql)
+
+    def _rest(self, response: Any, *args: Any, **kwargs: Any) -> None:
+        if "/pub/" in response.request.url:
+            self.rest.append(response.request.path_url)
+
+    def _sql(self, response: Any, *args: Any, **kwargs: Any) -> None:
+        self.sql.append(json.loads(response.request.body)["query"])
+
+    def clear(self) -> None:
+        self.rest.clear()
+        self.sql.clear()
+
+
+@pytest.fixture(scope="session")
+def wire_of():
+    """``wire_of(conn)``: a :class:`Wire` recording what *conn* sends from now on."""
+    return Wire

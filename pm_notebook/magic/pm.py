@@ -237,7 +237,9 @@ class Pm(Magics):
             return self._upload(conn, args)
         if args.project:
             self.session.choose_project(conn, args.project)
-        log = conn.mining(self._project(conn), include_excluded=args.include_excluded, resource=args.resource)
+        # the session's log of the project (its schema and exclusions read once), with this line's choice
+        log = self.session.mining(conn, self._project(conn), resource=args.resource)
+        log = log.with_excluded(args.include_excluded)
         if args.completed:
             log = log.completed_only()
         if args.answer == "compare":
@@ -250,10 +252,12 @@ class Pm(Magics):
         started = time.monotonic()
         result = answer(**kwargs)
         elapsed = time.monotonic() - started
-        if args.answer == "map":
-            return self._map(result, args, elapsed, conn.resolve_transport())
+        if args.answer == "map":  # the transport that served the answer's statements, as they reported it
+            return self._map(result, args, elapsed, result.transport or conn.resolve_transport())
         if args.answer == "dotted":
-            return self._chart(result, args, elapsed, conn.resolve_transport())
+            return self._chart(
+                result, args, elapsed, result.data.attrs.get("transport") or conn.resolve_transport()
+            )
         if args.sql:
             self._show(TextView(result.attrs.get("sql", "") + ";"))
         else:
@@ -310,6 +314,7 @@ class Pm(Magics):
             project = existing[0] if existing else conn.create_project(args.project)
         started = time.monotonic()
         uploaded = conn.upload(project, data)
+        self.session.forget_logs()  # the project's tables changed: its schema and exclusions are read anew
         elapsed = time.monotonic() - started
         self.session.choose_project(conn, uploaded.project_id)
         events = f"{uploaded.events:,} events" if uploaded.events is not None else "the events"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _current
-from .._models import Column, Table
+from .._models import Column, Project, Table
 from ..config import CONTEXT_ENV_VAR, ENV_VARS, parse_context_variable
 from ..connection import Connection, connect
 from ..errors import ConfigurationError
@@ -34,6 +34,9 @@ class Session:
         self.tables_seen: list[Table] = []
         #: completion cache: the workgroup's lookups, for the connection they were read on
         self._lookups: tuple[Connection, list[str]] | None = None
+        #: ``%pm``'s process logs by (project id, resource), on the connection they were opened on
+        self._logs: dict[tuple[str, str | None], Any] = {}
+        self._logs_conn: Connection | None = None
 
     # --- the connection -------------------------------------------------------------------------------
     def connection(
@@ -117,6 +120,23 @@ class Session:
         if table is None:
             raise ConfigurationError(f"{{{name}}}: project {choice.project.name!r} has no {name} table.")
         return table.sql_name
+
+    # --- the process logs of %pm -------------------------------------------------------------------------
+    def mining(self, conn: Connection, project: Project, *, resource: str | None) -> Any:
+        """The :class:`~pm_notebook.mining.ProcessLog` of *project* on *conn*, unfiltered (excluded cases left
+        out): opened by the first ``%pm`` line that asks for it and reused by the next, so the project's
+        schema and its excluded-case count are read once per session, not once per line (a ``%pm upload``,
+        or another connection, opens it anew)."""
+        if self._logs_conn is not conn:
+            self._logs, self._logs_conn = {}, conn
+        key = (project.id, resource)
+        if key not in self._logs:
+            self._logs[key] = conn.mining(project, resource=resource)
+        return self._logs[key]
+
+    def forget_logs(self) -> None:
+        """Open every process log anew on its next use (the project's data changed: an upload)."""
+        self._logs, self._logs_conn = {}, None
 
     def status(self, conn: Connection, *, connected: bool) -> str:
         """What ``%pmsql`` with no SQL says: the service connected to and the chosen project's shortcuts."""

@@ -5,8 +5,12 @@
 Core module: it runs its SQL through a :class:`Source` it is handed (a :class:`~pm_notebook.Connection`
 is one) and imports neither the connection nor IPython, widgets or the sandbox (the interactive map
 explorer lives in :mod:`pm_notebook.widgets`). Inside: ``_sql/`` writes each answer's statements as pure
-functions of the project's :class:`Schema` and the log's filters (``_filters``); ``_log`` checks
-arguments, runs the statements and shapes the results; ``_map`` draws the process map.
+functions of the project's :class:`Schema` and the log's filters (``_filters``), each statement with its
+facts (the table it reads, whether Druid inlines a subquery of it, the context keys it needs); each answer is
+a plain function in the module of its perspective (``_cases``, ``_flow``, ``_organisation``, ``_time``,
+``_drivers``, ``_events``) that runs its statements through the one ``_runner`` and shapes the results;
+``_log`` holds the :class:`ProcessLog` (its filters, its options, a method per answer that forwards to the
+function); ``_map`` draws the process map.
 """
 
 from __future__ import annotations

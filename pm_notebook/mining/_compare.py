@@ -19,7 +19,7 @@ The receiver is *a* (the baseline, "before"), the argument *b* ("after"); every 
   pairs that share a bin) of its value on the exact durations.
 * **Waiting times** of each transition both logs have are compared by the same rank test on their binned
   waiting times (``wait_*`` columns; Benjamini–Hochberg over the transitions).
-* **Quantiles** of the durations are Druid's sketches (``APPROX_QUANTILE_DS``, about 1 % rank error).
+* **Quantiles** of the durations are Druid's sketches (:data:`._sql._base.QUANTILE`, about 1 % rank error).
 """
 
 from __future__ import annotations
@@ -35,15 +35,16 @@ import pandas as pd
 from .._cells import cell_int
 from ._answer import Answer
 from ._drivers import ALPHA, _normal_sf2, bh_adjust, value_statistics
+from ._flow import edge_frame, node_frame
 from ._shaping import _ms, in_task_order
 from ._sql import compare as compare_sql
 from ._sql import stats as stats_sql
 from ._sql import variants as variants_sql
-from ._sql._base import Statement, qname
+from ._sql._base import QUANTILE, Statement, qname
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._comparemap import ComparedMap
-    from ._shaping import LogParts
+    from ._runner import Ask
 
 __all__ = ["QUANTILES", "Comparison", "compare", "rank_test", "rate_tests"]
 
@@ -244,20 +245,20 @@ def _short(value: Any) -> str:
     return format_duration(value)
 
 
-def _side(log: LogParts) -> tuple[list[Statement], dict[str, pd.DataFrame]]:
+def _side(ask: Ask) -> tuple[list[Statement], dict[str, pd.DataFrame]]:
     """The five statements of one side and their results."""
-    schema, filters = log._schema(), log._filters
+    schema, filters = ask.schema, ask.filters
     stats = compare_sql.case_stats(schema, filters, QUANTILES)
     groups = compare_sql.case_groups(schema, filters)
     nodes = stats_sql.node_stats(schema, filters)
     edges = stats_sql.transitions(schema, filters)
     waits = compare_sql.wait_bins(schema, filters)
     out = {
-        "stats": log._run(stats),
-        "groups": log._run(groups),
-        "nodes": log._node_frame(nodes),
-        "edges": log._edge_frame(edges),
-        "waits": log._run(waits),
+        "stats": ask.run(stats),
+        "groups": ask.run(groups),
+        "nodes": node_frame(ask, nodes),
+        "edges": edge_frame(ask, edges),
+        "waits": ask.run(waits),
     }
     return [stats, groups, nodes, edges, waits], out
 
@@ -312,8 +313,10 @@ def _ranked(frame: pd.DataFrame, change: str) -> pd.DataFrame:
     return frame.drop(columns="_size").reset_index(drop=True)
 
 
-def compare(a: LogParts, b: LogParts, labels: tuple[str, str], top: int | None = 20) -> Comparison:
-    """The answer of :meth:`ProcessLog.compare` (see there and the module docstring)."""
+def compare(a: Ask, b: Ask, labels: tuple[str, str], top: int | None = 20) -> Comparison:
+    """The answer of :meth:`ProcessLog.compare` (see there and the module docstring): *a* and *b* are the
+    two logs' :class:`~._runner.Ask`; every statement of both (and the variants' sequences, run through *a*)
+    is the comparison's ``sql``."""
     statements_a, ra = _side(a)
     statements_b, rb = _side(b)
     statements = [*statements_a, *statements_b]
@@ -366,9 +369,9 @@ def compare(a: LogParts, b: LogParts, labels: tuple[str, str], top: int | None =
     ids = [str(x) for x in variants["example_case"].dropna()]
     sequences: dict[str, str] = {}
     if ids:
-        sequence_sql = variants_sql.sequences(a._schema(), ids)
+        sequence_sql = variants_sql.sequences(a.schema, ids)
         statements.append(sequence_sql)
-        rows = in_task_order(a._run(sequence_sql), "case_id", "started", "ended", "activity")
+        rows = in_task_order(a.run(sequence_sql), "case_id", "started", "ended", "activity")
         sequences = {
             str(k): " → ".join(g["activity"].astype(str)) for k, g in rows.groupby("case_id", sort=False)
         }
@@ -531,10 +534,10 @@ def compare(a: LogParts, b: LogParts, labels: tuple[str, str], top: int | None =
         "rates: pooled two-proportion z-test (Fisher's exact when an expected count < 5), Newcombe 95 % "
         "interval of b - a, Benjamini-Hochberg over the rows of a table"
     )
-    title = a._project.name or a._project.id
+    title = a.project.name or a.project.id
     return Comparison(
         labels,
-        answer(summary, quantiles="APPROX_QUANTILE_DS sketches"),
+        answer(summary, quantiles=f"{QUANTILE} sketches"),
         answer(tests_frame),
         answer(durations, bins_per_e=compare_sql.BINS_PER_E),
         answer(variants, method=method, **vattrs),

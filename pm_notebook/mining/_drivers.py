@@ -34,11 +34,11 @@ from .._cells import cell_float
 from .._checks import positive_int
 from ..errors import ConfigurationError
 from ._filtering import _answer_names, _count_placeholders
-from ._filters import WithActivity
+from ._filters import WithActivity, user_subquery
+from ._runner import Ask
 from ._schema import Schema, quote
-from ._shaping import LogParts
 from ._sql import drivers as drivers_sql
-from ._sql._base import Fragment, Statement, qname
+from ._sql._base import Fragment, qname
 
 __all__ = ["ALPHA", "Outcome", "drivers", "parse_outcome", "value_statistics"]
 
@@ -67,6 +67,14 @@ class Outcome:
     threshold_ms: int | None = None  # slow: a fixed threshold
     activity: str | None = None
     condition: str | None = None
+
+    def inlines(self, schema: Schema) -> bool:
+        """Whether :meth:`fragment` holds a subquery Druid inlines (an activity's cases, or one the user
+        wrote)."""
+        if self.kind == "with_activity":
+            assert self.activity is not None
+            return WithActivity(self.activity).semi_join(schema)
+        return self.kind == "where" and user_subquery(self.condition or "")
 
     def fragment(self, schema: Schema, threshold_ms: float | None = None) -> Fragment:
         """The outcome as a condition on the cases table (*threshold_ms*: the computed slow threshold)."""
@@ -313,24 +321,22 @@ def _bin_labels(edges: Sequence[float]) -> dict[int, str]:
     return labels
 
 
-def drivers(log: LogParts, outcome: Any, by: Any = None, min_cases: int = 30) -> pd.DataFrame:
+def drivers(ask: Ask, outcome: Any, by: Any = None, min_cases: int = 30) -> pd.DataFrame:
     """The answer of :meth:`ProcessLog.drivers` (see there and the module docstring)."""
     min_cases = positive_int(min_cases, "min_cases")
-    schema = log._schema()
+    schema = ask.schema
     wanted = parse_outcome(outcome, schema)
     if wanted.kind == "with_activity":
         assert wanted.activity is not None
-        log._check_activities((wanted.activity,), "drivers")
+        ask.check_activities((wanted.activity,), "drivers")
     dims = dimensions(schema, by)
     if not dims:
         raise ConfigurationError("drivers(): the cases table has no dimension with one value per case.")
     numeric = [d for d in dims if d.numeric]
-    statements: list[Statement] = []
     threshold: float | None = None
     if numeric or (wanted.kind == "slow" and wanted.quantile is not None):
-        cut = drivers_sql.cut_points(schema, log._filters, wanted.quantile, numeric)
-        statements.append(cut)
-        row = log._run(cut).iloc[0]
+        cut = drivers_sql.cut_points(schema, ask.filters, wanted.quantile, numeric)
+        row = ask.run(cut).iloc[0]
         if wanted.quantile is not None:
             threshold = _number(row["threshold"])
         edges = {
@@ -356,10 +362,13 @@ def drivers(log: LogParts, outcome: Any, by: Any = None, min_cases: int = 30) ->
     ):
         threshold = None  # no case: nothing is slow
     counts_sql = drivers_sql.value_counts(
-        schema, log._filters, wanted.fragment(schema, threshold if threshold is not None else 0), dims
+        schema,
+        ask.filters,
+        wanted.fragment(schema, threshold if threshold is not None else 0),
+        dims,
+        outcome_inlines=wanted.inlines(schema),
     )
-    statements.append(counts_sql)
-    counts = log._run(counts_sql)
+    counts = ask.run(counts_sql)
     full = (1 << len(dims)) - 1
     groupings = counts["grouping"].astype("int64")
     total = counts[groupings == full]
@@ -408,7 +417,7 @@ def drivers(log: LogParts, outcome: Any, by: Any = None, min_cases: int = 30) ->
         limit = wanted.threshold_ms if wanted.threshold_ms is not None else threshold
         attrs["threshold"] = pd.NaT if limit is None else pd.Timedelta(milliseconds=float(limit))
         attrs["threshold_ms"] = limit
-    return log._answer(frame, statements, **attrs)
+    return ask.answer(frame, **attrs)
 
 
 def _number(value: Any) -> float:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import _sql_text
 from ..errors import ConfigurationError, SchemaError
 from ._filters import (
     AttributeIn,
@@ -262,8 +263,18 @@ def _plural(what: str) -> str:
 
 
 def _count_placeholders(condition: str) -> int:
-    """``?`` outside quoted strings and identifiers (what the server will count)."""
-    return len(re.findall(r"\?", re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", "", condition)))
+    """``?`` outside quoted strings and identifiers (what the server will count), found by the client's one
+    SQL scanner (:mod:`pm_notebook._sql_text`). A comment's ``?`` counts: the condition is written into a
+    one-line statement, where a ``--`` comment would not end where the user's text ends."""
+    return _blanked(condition, _sql_text.STRING, _sql_text.IDENTIFIER).count("?")
+
+
+def _blanked(condition: str, *kinds: str) -> str:
+    """*condition* with its parts of the :mod:`pm_notebook._sql_text` *kinds* blanked (offsets kept)."""
+    return "".join(
+        " " * (p.end - p.start) if p.kind in kinds else condition[p.start : p.end]
+        for p in _sql_text.parts(condition)
+    )
 
 
 #: the names answers print for a case-table role -> the role (``log.where("variant = ?", key)``)
@@ -303,7 +314,7 @@ def _answer_names(schema: Schema, condition: str) -> str:
 def _where_values(schema: Schema, condition: str, params: Sequence[Any]) -> tuple[Any, ...]:
     """*params* as SQL values: durations in milliseconds, datetimes compared with a millisecond column
     (``enddate``) in milliseconds since 1970 UTC."""
-    blanked = re.sub(r"'(?:[^']|'')*'", lambda m: " " * len(m.group(0)), condition)
+    blanked = _blanked(condition, _sql_text.STRING)  # a quoted column name stays
     end = schema.col("cases", "end").strip('"').lower() if schema.has("cases", "end") else None
     ms_columns: set[int] = set()  # the placeholders compared with the millisecond end column
     compare = re.compile(

@@ -15,6 +15,7 @@ already checked (:class:`~pm_notebook.mining.ProcessLog` checks what the user pa
 from __future__ import annotations
 
 import datetime as dt
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import Any
@@ -42,6 +43,17 @@ __all__ = [
 ]
 
 
+#: a semi-join or join on a subquery in SQL a user wrote (``caseid IN (SELECT ...)``), its strings blanked
+_USER_SUBQUERY = re.compile(r"\b(?:IN|(?<!CROSS )JOIN) \(SELECT\b", re.IGNORECASE)
+_STRING = re.compile(r"'(?:[^']|'')*'")
+
+
+def user_subquery(condition: str) -> bool:
+    """Whether a condition a user wrote (``log.where``, ``drivers("where:...")``) joins a subquery Druid
+    inlines: the one fact read from SQL text, since only the user knows what they wrote."""
+    return bool(_USER_SUBQUERY.search(_STRING.sub("''", condition)))
+
+
 class CaseFilter(ABC):
     """One case filter: a label (for ``repr``) and its SQL on each table kind."""
 
@@ -49,6 +61,11 @@ class CaseFilter(ABC):
     @abstractmethod
     def label(self) -> str:
         """How ``repr(log)`` names the filter."""
+
+    def semi_join(self, schema: Schema) -> bool:
+        """Whether the cases-table form reads another table through a subquery (``caseid IN (SELECT ...)``),
+        which Druid inlines on the broker: a fact of the statements that carry the filter."""
+        return False
 
     @abstractmethod
     def render(self, schema: Schema, kind: str) -> Fragment | None:
@@ -67,6 +84,9 @@ class Condition(CaseFilter):
     @property
     def label(self) -> str:
         return f"where {self.condition}"
+
+    def semi_join(self, schema: Schema) -> bool:
+        return user_subquery(self.condition)
 
     def render(self, schema: Schema, kind: str) -> Fragment | None:
         return (f"({self.condition})", self.params) if kind == "cases" else None
@@ -129,6 +149,9 @@ class WithActivity(CaseFilter):
     def label(self) -> str:
         return f"with activity {self.activity!r}"
 
+    def semi_join(self, schema: Schema) -> bool:
+        return not schema.has("cases", "activities")
+
     def render(self, schema: Schema, kind: str) -> Fragment | None:
         if kind != "cases":
             return None
@@ -169,6 +192,9 @@ class EndsWith(CaseFilter):
     def label(self) -> str:
         return f"completed (ends with {list(self.activities)})"
 
+    def semi_join(self, schema: Schema) -> bool:
+        return True
+
     def render(self, schema: Schema, kind: str) -> Fragment | None:
         if kind != "cases":
             return None
@@ -208,12 +234,25 @@ class Filters:
     def where(self, schema: Schema, kind: str, *extra: Fragment) -> Fragment:
         """``" WHERE ..."`` (or ``""``) for a query on the *kind* table: the filters, the current case
         versions, the exclusions, then the answer's own *extra* conditions; parameters in text order."""
+        return self._clause(schema, kind, extra)[0]
+
+    def inlines(self, schema: Schema, kind: str) -> bool:
+        """Whether :meth:`where` on the *kind* table holds a subquery Druid inlines on the broker (so that
+        ``maxSubqueryRows`` bounds it): a filter the table cannot express, applied through a semi-join on the
+        cases table; the excluded cases left out of the task or transition table; or a filter whose
+        cases-table form reads another table (:meth:`CaseFilter.semi_join`)."""
+        return self._clause(schema, kind, ())[1]
+
+    def _clause(self, schema: Schema, kind: str, extra: tuple[Fragment, ...]) -> tuple[Fragment, bool]:
+        """:meth:`where` and :meth:`inlines`, written once."""
         direct: list[Fragment] = []
         case_level: list[Fragment] = []
+        inlines = False
         for f in self.cases:
             built = f.render(schema, kind)
             if built is not None:
                 direct.append(built)
+                inlines = inlines or (kind == "cases" and f.semi_join(schema))
             else:
                 on_cases = f.render(schema, "cases")
                 if on_cases is None:  # every filter has a cases-table form (see CaseFilter.render)
@@ -239,16 +278,18 @@ class Filters:
             inner = " AND ".join(s for s, _ in case_level)
             sub = f"SELECT {schema.col('cases', 'case')} FROM {schema.table('cases')} WHERE {inner}"
             direct.append((f"{schema.col(kind, 'case')} IN ({sub})", sum((p for _, p in case_level), ())))
+            inlines = True
         elif excluded:
             sub = (
                 f"SELECT {schema.col('cases', 'case')} FROM {schema.table('cases')} "
                 f"WHERE LOOKUP({version}, '{excluded}') IS NOT NULL"
             )
             direct.append((f"{schema.col(kind, 'case')} NOT IN ({sub})", ()))
+            inlines = True
         parts = [*direct, *extra]
         if not parts:
-            return "", ()
-        return " WHERE " + " AND ".join(s for s, _ in parts), sum((p for _, p in parts), ())
+            return ("", ()), inlines
+        return (" WHERE " + " AND ".join(s for s, _ in parts), sum((p for _, p in parts), ())), inlines
 
 
 def duration_text(ms: int) -> str:
@@ -290,6 +331,9 @@ class DirectlyFollows(CaseFilter):
     def label(self) -> str:
         return f"{self.source!r} directly followed by {self.target!r}"
 
+    def semi_join(self, schema: Schema) -> bool:
+        return True
+
     def render(self, schema: Schema, kind: str) -> Fragment | None:
         if kind != "cases":
             return None
@@ -309,6 +353,9 @@ class EventuallyFollows(CaseFilter):
     @property
     def label(self) -> str:
         return f"{self.source!r} eventually followed by {self.target!r}"
+
+    def semi_join(self, schema: Schema) -> bool:
+        return True
 
     def render(self, schema: Schema, kind: str) -> Fragment | None:
         if kind != "cases":
@@ -338,6 +385,9 @@ class StartsWith(CaseFilter):
     def label(self) -> str:
         return f"starts with {list(self.activities)}"
 
+    def semi_join(self, schema: Schema) -> bool:
+        return True
+
     def render(self, schema: Schema, kind: str) -> Fragment | None:
         if kind != "cases":
             return None
@@ -366,6 +416,9 @@ class WithoutActivity(CaseFilter):
     @property
     def label(self) -> str:
         return f"without activity {self.activity!r}"
+
+    def semi_join(self, schema: Schema) -> bool:
+        return not schema.has("cases", "activities")
 
     def render(self, schema: Schema, kind: str) -> Fragment | None:
         if kind != "cases":
@@ -418,6 +471,10 @@ class AttributeIn(CaseFilter):
         if self.what == "resource":
             return f"with resource in {list(self.values)}"
         return f"attribute {self.column!r} in {list(self.values)}"
+
+    def semi_join(self, schema: Schema) -> bool:
+        col = schema.dimension("vertex", self.column)
+        return f"all_{col[1:-1]}" not in schema.columns["cases"]
 
     def render(self, schema: Schema, kind: str) -> Fragment | None:
         if kind != "cases":

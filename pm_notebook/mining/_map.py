@@ -142,6 +142,7 @@ class ProcessMap:
     :param stat: ``"median"``, ``"mean"``, ``"p90"``, ``"total"``, ``"min"`` or ``"max"``.
     :param activities: share of activities kept (most frequent first), 0..1.
     :param paths: share of transitions kept (most frequent first), 0..1.
+    :param transport: the transport that served the statements (``sql``) the numbers came from.
     """
 
     #: the statistics the performance view can show (*stat*)
@@ -158,12 +159,15 @@ class ProcessMap:
         paths: float = 0.3,
         sql: str = "",
         title: str = "",
+        transport: str | None = None,
     ) -> None:
         if metric not in ("frequency", "performance"):
             raise ConfigurationError(f"metric must be 'frequency' or 'performance', got {metric!r}.")
         if stat not in STATS:
             raise ConfigurationError(f"stat must be one of {', '.join(STATS)}, got {stat!r}.")
         self.metric, self.stat, self.sql, self.title = metric, stat, sql, title
+        #: the transport that served the map's statements (``None``: not fetched by a log)
+        self.transport = transport
         self.activities = _check_share(activities, "activities")
         self.paths = _check_share(paths, "paths")
         self._edges_all = edges.reset_index(drop=True)
@@ -224,6 +228,7 @@ class ProcessMap:
         other = object.__new__(type(self))
         other.__dict__.update(self.__dict__)  # what a subclass adds (ComparedMap's labels) comes along
         other.metric, other.stat, other.sql, other.title = metric, stat, self.sql, self.title
+        other.transport = self.transport
         other.activities = _check_share(self.activities if activities is None else activities, "activities")
         other.paths = _check_share(self.paths if paths is None else paths, "paths")
         other._edges_all, other._nodes_all = self._edges_all, self._nodes_all

@@ -14,8 +14,8 @@ their remaining time from the project's own history (no model), from the rows Dr
   in *E*'s bin (round durations about doubling from one minute to two years,
   :data:`._sql.open_cases.EDGES_MS`); with fewer than ``min_evidence`` of them, the observations at *A*
   whatever their elapsed; with fewer still, every observation. ``p50_remaining`` and ``p90_remaining`` are
-  their quantiles (``APPROX_QUANTILE_DS``: the ⌈q·n⌉-th smallest on the stand-in, within the sketch's rank
-  error on Druid).
+  their quantiles (:data:`._sql._base.QUANTILE`: the ⌈q·n⌉-th smallest on the stand-in, within the sketch's
+  rank error on Druid).
 * **Late** (with ``sla``): ``p_late`` = P(E + R > sla) = P(R > sla − E) for R the remaining time of the
   evidence: 1 when E already exceeds the sla; else ``1 − F(sla − E)``, F read from the evidence's
   percentiles 5, 10, ..., 95 and maximum (F(x) = the largest level k % whose percentile is ≤ x; 1 at or
@@ -36,9 +36,9 @@ from .._cells import cell_int
 from .._checks import positive_int
 from ..errors import ConfigurationError
 from ._filters import duration_text
-from ._shaping import LogParts
+from ._runner import Ask
 from ._sql import open_cases as sql
-from ._sql._base import Statement, qname
+from ._sql._base import QUANTILE, qname
 
 __all__ = ["LEVEL_NAMES", "bin_label", "bin_of", "late_share", "open_cases", "parse_sla"]
 
@@ -125,8 +125,8 @@ def late_share(grid: np.ndarray, x: float) -> float:
     return 1.0 - (0.0 if not len(below) else float(_STEPS[below[-1]]))
 
 
-def _completion(log: LogParts, end_activities: Iterable[str] | None) -> sql.Completion:
-    schema = log._schema()
+def _completion(ask: Ask, end_activities: Iterable[str] | None) -> sql.Completion:
+    schema = ask.schema
     if end_activities is None:
         lookup = schema.lookup("_cases_is_completed")
         if lookup is None:
@@ -142,7 +142,7 @@ def _completion(log: LogParts, end_activities: Iterable[str] | None) -> sql.Comp
             f"open_cases(): end_activities must be activity names, got {end_activities!r}.",
             hint='open_cases(end_activities=["Pay Invoice", "Cancel Order"])',
         )
-    log._check_activities(chosen, "open_cases")
+    ask.check_activities(chosen, "open_cases")
     return sql.Completion(end_activities=tuple(dict.fromkeys(chosen)))
 
 
@@ -151,7 +151,7 @@ def _timestamps(ms: pd.Series) -> pd.Series:
 
 
 def open_cases(
-    log: LogParts,
+    ask: Ask,
     sla: Any = None,
     *,
     as_of: Any = None,
@@ -162,19 +162,14 @@ def open_cases(
     sla_ms = parse_sla(sla)
     as_of_ms = _as_of(as_of)
     min_evidence = positive_int(min_evidence, "min_evidence")
-    schema = log._schema()
-    completion = _completion(log, end_activities)
-    statements: list[Statement] = []
+    schema = ask.schema
+    completion = _completion(ask, end_activities)
     if as_of_ms is None:
-        first = sql.now(schema)
-        statements.append(first)
-        value: Any = log._run(first).iloc[0, 0]
+        value: Any = ask.run(sql.now(schema)).iloc[0, 0]
         now_ms = None if value is None or pd.isna(value) else cell_int(value)
     else:
         now_ms = as_of_ms
-    opened = sql.open_cases(schema, log._filters, completion)
-    statements.append(opened)
-    rows = log._run(opened)
+    rows = ask.run(sql.open_cases(schema, ask.filters, completion))
     rows = rows.sort_values("case_id", kind="stable").reset_index(drop=True)
     if as_of_ms is not None and len(rows) and int(rows["last_ms"].max()) > as_of_ms:
         late = int((rows["last_ms"].astype("int64") > as_of_ms).sum())
@@ -187,9 +182,7 @@ def open_cases(
     bins = bin_of(elapsed.to_numpy()) if len(rows) else np.zeros(0, dtype="int64")
     history: pd.DataFrame | None = None
     if len(rows):
-        past = sql.history(schema, log._filters, completion)
-        statements.append(past)
-        history = log._run(past)
+        history = ask.run(sql.history(schema, ask.filters, completion))
     frame, overall = _estimates(rows, elapsed, bins, history, min_evidence, sla_ms)
     attrs: dict[str, Any] = {
         "now": pd.NaT if now_ms is None else pd.Timestamp(now_ms, unit="ms", tz="UTC"),
@@ -205,12 +198,12 @@ def open_cases(
         "min_evidence": min_evidence,
         "bin_edges": tuple(pd.Timedelta(milliseconds=e) for e in sql.EDGES_MS),
         "levels": {name: int((frame["level"] == name).sum()) for name in LEVEL_NAMES},
-        "method": "remaining time: percentiles (APPROX_QUANTILE_DS) of the completed cases' remaining time "
+        "method": f"remaining time: percentiles ({QUANTILE}) of the completed cases' remaining time "
         "after each task, at the same activity and elapsed bin (bins about doubling from 1 min), falling "
         f"back to the activity, then to every observation, under {min_evidence} observations; p_late = "
         "1 - F(sla - elapsed), F read from the percentiles 5..95 and the maximum",
     }
-    return log._answer(frame, statements, **attrs)
+    return ask.answer(frame, **attrs)
 
 
 def _estimates(

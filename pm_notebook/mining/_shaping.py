@@ -1,19 +1,17 @@
-"""What the answer mixins of :class:`~._log.ProcessLog` share: the parts of the log they use (declared here
-for mypy, implemented by ``ProcessLog``), the one construction of a :class:`~._map.ProcessMap` answer and the
-conversions of result columns to pandas types."""
+"""What the answers share: the conversions of result columns to pandas types, the periods of the time
+answers, the one task order on pandas' side, the view a map opens on; and the parts of a
+:class:`~._log.ProcessLog` its filter methods (:mod:`._filtering`) use, declared for mypy."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from ..errors import ConfigurationError
-from ._map import ProcessMap
-from ._sql import cases as cases_sql
 
 if TYPE_CHECKING:  # pragma: no cover
     from .._models import Project
@@ -35,7 +33,7 @@ class MapView(TypedDict):
 
 
 class LogParts:
-    """The parts of a ``ProcessLog`` its mixins use; ``ProcessLog`` implements them."""
+    """The parts of a ``ProcessLog`` its filter methods use; ``ProcessLog`` implements them."""
 
     if TYPE_CHECKING:  # pragma: no cover - declarations only
         _project: Project
@@ -44,54 +42,14 @@ class LogParts:
         #: a task column (quoted) -> its distinct values over the project (``None``: too many to hold),
         #: shared by a log and every log filtered from it
         _values: dict[str, frozenset[str] | None]
-        _context: dict[str, Any] | None
 
         def _schema(self) -> Schema: ...
-        def _excluded_cases(self) -> int: ...
         def _run(self, statement: Statement) -> pd.DataFrame: ...
-        def _answer(
-            self, frame: pd.DataFrame, statements: Sequence[Statement], **attrs: Any
-        ) -> pd.DataFrame: ...
-        def _node_frame(self, statement: Statement) -> pd.DataFrame: ...
-        def _edge_frame(self, statement: Statement) -> pd.DataFrame: ...
         def _resource(self) -> str: ...
         def _add(self: LogT, case_filter: CaseFilter) -> LogT: ...
         def _with(self: LogT, filters: Filters) -> LogT: ...
         def _check_activities(self, names: Sequence[str], fn: str, also: Sequence[str] = ()) -> None: ...
         def _check_named(self, column: str, names: Sequence[str], what: str, fn: str) -> None: ...
-
-    def _started_finished(self, iso: str) -> tuple[pd.DataFrame, list[Statement]]:
-        """Cases ``started`` and ``finished`` per *iso* period (both columns filled, periods ascending) and
-        the two statements of :func:`._sql.cases.cases_over_time` that counted them."""
-        statements = list(cases_sql.cases_over_time(self._schema(), self._filters, iso))
-        started, finished = (self._run(s) for s in statements)
-        frame = pd.merge(started, finished, on="period", how="outer")
-        frame["period"] = frame["period"].astype("datetime64[ms, UTC]")
-        frame = dense(frame.sort_values("period"), iso)
-        for col in ("started", "finished"):
-            frame[col] = frame[col].fillna(0).astype("Int64")
-        return frame, statements
-
-    def _process_map(
-        self,
-        nodes: pd.DataFrame,
-        edges: pd.DataFrame,
-        statements: Sequence[Statement],
-        view: MapView,
-        *,
-        of: str = "",
-    ) -> ProcessMap:
-        """The :class:`~._map.ProcessMap` of *nodes* and *edges*, shown as *view* (its ``metric``, ``stat``,
-        ``activities`` and ``paths``), titled after the project (and what its nodes are *of*, when they are
-        not activities) and carrying the *statements* that fetched it."""
-        title = self._project.name or self._project.id
-        return ProcessMap(
-            nodes,
-            edges,
-            **view,
-            sql=";\n\n".join(s.sql for s in statements),
-            title=f"{title} ({of})" if of else title,
-        )
 
 
 def periods(first: pd.Timestamp, last: pd.Timestamp, iso: str) -> pd.DatetimeIndex:

@@ -19,7 +19,7 @@ __all__ = ["Source"]
 
 
 class Source(Protocol):
-    """Runs Druid SQL and lists the workgroup's projects."""
+    """Runs Druid SQL and finds the workgroup's projects."""
 
     def query(
         self, sql: str, params: Any = None, *, context: Mapping[str, Any] | None = None
@@ -43,8 +43,13 @@ class Source(Protocol):
         """The transport the statements go through (for ``df.attrs["transport"]``)."""
         ...
 
+    def project(self, project_id: str) -> Project:
+        """One project by its id (one REST call); :class:`~pm_notebook.errors.NotFound` when no project
+        this workgroup sees has that id."""
+        ...
+
     def projects(self) -> list[Project]:
-        """The workgroup's projects (to find a project by id or name)."""
+        """The workgroup's projects (to find a project by name, when no project has it as its id)."""
         ...
 
     def column_names(self, project: Project | str) -> dict[str, str]:

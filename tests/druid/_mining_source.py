@@ -40,6 +40,9 @@ class RecordingSource:
     def resolve_transport(self, name: str | None = None) -> str:
         return "druid"
 
+    def project(self, project_id):
+        return self.rest_conn.project(project_id)
+
     def projects(self):
         return self.rest_conn.projects()
 

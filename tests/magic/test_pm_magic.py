@@ -213,3 +213,26 @@ def test_open_cases_verb_is_the_logs_answer(pshell, conn):
         parse_pm_args("summary --sla 30d")
     with pytest.raises(ConfigurationError, match="no unit"):
         conn.mining("Order to Cash").open_cases(sla="30")
+
+
+def test_a_session_reads_a_projects_schema_and_exclusions_once(
+    bare_shell, sandbox, connect_workgroup, wire_of, project
+):
+    """The first %pm line opens the project's log (three statements); the next lines reuse it, whatever
+    their options; an upload through %pm opens it anew."""
+    with connect_workgroup(sandbox, transport="druid") as c:
+        wire = wire_of(c)
+        bare_shell.user_ns["c"] = c
+        bare_shell.run_cell("%pmsql --connection c")
+        bare_shell.run_cell(f'%pm summary --project "{project.id}" -o first')
+        opening = [s for s in wire.sql if "INFORMATION_SCHEMA" in s or '"excluded_cases"' in s]
+        assert len(opening) == 3
+        wire.clear()
+        bare_shell.run_cell("%pm summary --include-excluded -o everything")
+        bare_shell.run_cell("%pm variants --top 2 --completed -o v")
+        assert not [s for s in wire.sql if "INFORMATION_SCHEMA" in s or '"excluded_cases"' in s]
+        assert wire.rest == []
+        log = c.mining(project)
+        pd.testing.assert_frame_equal(bare_shell.user_ns["first"], log.summary())
+        pd.testing.assert_frame_equal(bare_shell.user_ns["everything"], log.with_excluded().summary())
+        pd.testing.assert_frame_equal(bare_shell.user_ns["v"], log.completed_only().variants(top=2))

@@ -358,6 +358,9 @@ class Counting:
     def resolve_transport(self, name=None):
         return self.conn.resolve_transport(name)
 
+    def project(self, project_id):
+        return self.conn.project(project_id)
+
     def projects(self):
         return self.conn.projects()
 

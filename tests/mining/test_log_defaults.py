@@ -17,7 +17,7 @@ import pytest
 from pm_notebook.errors import ConfigurationError, SchemaError
 from pm_notebook.mining import ProcessLog, ProcessMap
 from pm_notebook.mining._map import ENDPOINT_SHARE
-from pm_notebook.mining._perspectives import RESOURCE_MAP_NODES
+from pm_notebook.mining._organisation import RESOURCE_MAP_NODES
 
 CASE, ACT, START_TS, END_TS = "case:concept:name", "concept:name", "start_timestamp", "time:timestamp"
 

@@ -405,3 +405,119 @@ def test_no_resource_column_is_a_schema_error_naming_the_option() -> None:
         resources.resource_column(bare, None)
     assert "resource=" in (err.value.hint or "")
     assert resources.resource_column(schema(), "company code") == '"detail_3_lpkr_company_code"'
+
+
+# --- the facts of a statement ----------------------------------------------------------------------------
+#: what the log once read back from a statement's text to tell whether Druid inlines a subquery of it (here
+#: with the strings blanked, which it did not do): the oracle the facts the builders state are checked against
+_INLINED = re.compile(r"\b(?:IN|(?<!CROSS )JOIN) \(SELECT\b", re.IGNORECASE)
+
+
+def _inlined(sql: str) -> bool:
+    return bool(_INLINED.search(re.sub(r"'(?:[^']|'')*'", "''", sql)))
+
+
+def _single_filters() -> list[Filters]:
+    from pm_notebook.mining._filters import (
+        AttributeIn,
+        CaseDuration,
+        DirectlyFollows,
+        EventuallyFollows,
+        LastActivity,
+        StartsWith,
+        TopVariants,
+        WithoutActivity,
+    )
+
+    one = [
+        Condition("supplier_lpkr = ?", ("Acme",)),
+        Condition("caseid IN (SELECT caseid FROM \"p-1_vertex\" WHERE vertex_name = 'A')"),
+        Condition("supplier_lpkr = 'IN (SELECT x'"),  # a string is no subquery
+        StartedBetween(dt.datetime(2025, 1, 1, tzinfo=dt.UTC), None),
+        VariantsIn(("k",)),
+        VariantsIn(("V1",), by="model"),
+        WithActivity("Pay"),
+        WithoutActivity("X"),
+        EndsWith(("Pay",)),
+        LastActivity(("Z",)),
+        CompletedByLookup("p-1_cases_is_completed"),
+        DirectlyFollows("A", "B"),
+        EventuallyFollows("A", "C"),
+        StartsWith(("A",)),
+        CaseDuration(1000, None),
+        AttributeIn("company code", ("1000",)),
+        AttributeIn("resource", ("r1",), what="resource"),
+        TopVariants(("k1",), 0.8),
+    ]
+    out = [Filters(), Filters(include_excluded=True)]
+    out += [Filters(include_excluded=True).add(f) for f in one] + [Filters().add(f) for f in one]
+    return [*out, _new_filters(), *FILTERS]
+
+
+def _driver_statements(s: Schema, f: Filters) -> list[Statement]:
+    from pm_notebook.mining._drivers import dimensions, parse_outcome
+    from pm_notebook.mining._sql import drivers
+
+    dims = dimensions(s, None)
+    out = [drivers.cut_points(s, f, 0.75, [])]
+    for text in (
+        "slow",
+        "rework",
+        "with_activity:Pay",
+        "where:caseid IN (SELECT caseid FROM x)",
+        "where:a > 1",
+    ):
+        outcome = parse_outcome(text, s)
+        fragment = outcome.fragment(s, 5)
+        out.append(drivers.value_counts(s, f, fragment, dims, outcome_inlines=outcome.inlines(s)))
+    return out
+
+
+def _compare_and_open_cases_statements(s: Schema, f: Filters) -> list[Statement]:
+    from pm_notebook.mining._sql import compare, open_cases
+
+    lookup = s.lookup("_cases_is_completed")
+    assert lookup is not None
+    completions = [open_cases.Completion(lookup=lookup), open_cases.Completion(end_activities=("Pay", "Z"))]
+    return [
+        compare.case_stats(s, f, (0.1, 0.5, 0.9)),
+        compare.case_groups(s, f),
+        compare.wait_bins(s, f),
+        open_cases.now(s),
+        *(open_cases.open_cases(s, f, c) for c in completions),
+        *(open_cases.history(s, f, c) for c in completions),
+    ]
+
+
+@pytest.mark.parametrize(
+    "cases_columns",
+    [None, {**COLUMNS["cases"], "distinct_vertices": "ARRAY", "all_resource_lpkr": "ARRAY"}],
+    ids=["bare-cases", "per-case-lists"],
+)
+def test_every_statement_states_what_it_reads_and_whether_druid_inlines_a_subquery(cases_columns) -> None:
+    """The facts a builder states agree with the statement's text: ``inlines`` exactly where the text has
+    a semi-join or join on a subquery, ``reads`` the table after the outer ``FROM``, and ``context`` the key a
+    window needs."""
+    from pm_notebook.mining._sql import resources, timing
+
+    s = schema("_excluded_cases", "", "_variant_name", "_cases_is_completed", cases_columns=cases_columns)
+    assert s.has("cases", "activities") == (cases_columns is not None)
+    seen = {True: 0, False: 0}
+    for f in _single_filters():
+        statements = [
+            *every_statement(s, f),
+            *_new_statements(s, f),
+            *_driver_statements(s, f),
+            *_compare_and_open_cases_statements(s, f),
+            resources.total_tasks(s, f),
+            resources.task_counts(s, f),
+            timing.interarrival(s, f, "P1W", (0.5,)),
+        ]
+        for statement in statements:
+            assert statement.inlines == _inlined(statement.sql), (f.describe(), statement.sql)
+            seen[statement.inlines] += 1
+            assert statement.reads in TABLES, statement.sql
+            assert f'FROM "{TABLES[statement.reads]}"' in statement.sql, statement.sql
+            assert statement.subquery_limited == (statement.inlines or statement.windowing)
+            assert statement.context == ({"enableWindowing": True} if statement.windowing else {})
+    assert seen[True] > 100 and seen[False] > 100  # both kinds of statement are checked

@@ -49,6 +49,9 @@ class ContextSource:
     def resolve_transport(self, name: str | None = None) -> str:
         return "druid"
 
+    def project(self, project_id):
+        return self.conn.project(project_id)
+
     def projects(self):
         return self.conn.projects()
 

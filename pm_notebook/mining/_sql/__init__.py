@@ -1,8 +1,8 @@
 """The SQL of every process-mining answer, as pure functions of (schema, filters, arguments).
 
-Each builder returns the :class:`~._base.Statement` (SQL text and ``?`` parameters, in text order) that an
-answer runs, and does nothing else: no query, no pandas. :class:`~pm_notebook.mining.ProcessLog` runs the
-statements and shapes their results. One module per family of answers:
+Each builder returns the :class:`~._base.Statement` (SQL text, ``?`` parameters in text order, and its facts)
+that an answer runs, and does nothing else: no query, no pandas. The answer functions run the statements
+through the log's runner (:mod:`pm_notebook.mining._runner`) and shape their results. One module per family:
 
 - :mod:`._base`: ``Statement``, the quantile function, ISO periods, START/END, the one order of a case's
   tasks and the one "group per case, then aggregate" statement (``per_case``);

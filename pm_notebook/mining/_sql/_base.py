@@ -65,7 +65,11 @@ PERIOD_ALIASES = {
 
 @dataclass(frozen=True)
 class Statement:
-    """One SQL statement and the values of its ``?`` placeholders, in text order; *windowing*: it uses
+    """One SQL statement, the values of its ``?`` placeholders in text order, and its facts, stated by the
+    builder that writes it (never guessed back from the text): *reads*: the table kind it reads
+    (``cases``, ``vertex``, ``edge``); *inlines*: its ``WHERE`` holds a subquery Druid inlines on the broker
+    (a case filter's semi-join, :meth:`~.._filters.Filters.inlines`), which ``maxSubqueryRows`` bounds;
+    *windowing*: it uses
     window functions, whose input Druid's broker inlines (and their result, under an outer aggregate):
     ``maxSubqueryRows`` applies to them (Druid 32 and later need no ``enableWindowing``; the log still sends
     it, which older brokers need); *refusal_hint*: what a user can do when Druid refuses it over
@@ -80,6 +84,19 @@ class Statement:
     windowing: bool = False
     refusal_hint: str | None = None
     in_parts: bool = False
+    reads: str = ""
+    inlines: bool = False
+
+    @property
+    def subquery_limited(self) -> bool:
+        """Whether Druid's limit on inlined subquery results applies to it (it inlines a semi-join or a
+        window's input): the statements ``large_subqueries`` raises that limit for."""
+        return self.inlines or self.windowing
+
+    @property
+    def context(self) -> dict[str, Any]:
+        """The query context keys it needs (``enableWindowing`` for a window function)."""
+        return {"enableWindowing": True} if self.windowing else {}
 
 
 def task_order(schema: Schema, res: str | None = None) -> str:

@@ -25,7 +25,8 @@ def total_cases(schema: Schema, filters: Filters, name: str = "cases") -> Statem
     """One row, column *name*: how many cases the filters keep (also the one-row count other answers
     ``CROSS JOIN`` beside their rows)."""
     where, params = filters.where(schema, "cases")
-    return Statement(f'SELECT COUNT(*) AS "{name}" FROM {schema.table("cases")}{where}', params)
+    sql = f'SELECT COUNT(*) AS "{name}" FROM {schema.table("cases")}{where}'
+    return Statement(sql, params, reads="cases", inlines=filters.inlines(schema, "cases"))
 
 
 def excluded_cases(schema: Schema) -> Statement | None:
@@ -40,7 +41,8 @@ def excluded_cases(schema: Schema) -> Statement | None:
     if outdated:
         conds.append(f"LOOKUP({version}, '{outdated}') IS NULL")
     where = " AND ".join(conds)
-    return Statement(f'SELECT COUNT(*) AS "excluded_cases" FROM {schema.table("cases")} WHERE {where}')
+    sql = f'SELECT COUNT(*) AS "excluded_cases" FROM {schema.table("cases")} WHERE {where}'
+    return Statement(sql, reads="cases")
 
 
 def summary(schema: Schema, filters: Filters) -> tuple[Statement, Statement]:
@@ -70,7 +72,9 @@ def summary(schema: Schema, filters: Filters) -> tuple[Statement, Statement]:
         f'SELECT SUM("n") AS "events", COUNT(*) AS "activities" FROM '
         f'(SELECT {act}, COUNT(*) AS "n" FROM {schema.table("vertex")}{where_v} GROUP BY {act})'
     )
-    return Statement(sql_cases, pc + pc), Statement(sql_events, pv)
+    return Statement(sql_cases, pc + pc, reads="cases", inlines=filters.inlines(schema, "cases")), Statement(
+        sql_events, pv, reads="vertex", inlines=filters.inlines(schema, "vertex")
+    )
 
 
 def group_key(schema: Schema, by: str | None) -> tuple[str | None, str, str]:
@@ -102,7 +106,7 @@ def throughput(schema: Schema, filters: Filters, by: str | None, quantiles: Sequ
         f'SELECT {select_key}COUNT(*) AS "cases", AVG(CAST({d} AS DOUBLE)) AS "mean", MIN({d}) AS "min", '
         f'{qcols}, MAX({d}) AS "max" FROM {schema.table("cases")}{where}{group}'
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="cases", inlines=filters.inlines(schema, "cases"))
 
 
 def distribution(schema: Schema, filters: Filters, bucket: str) -> Statement:
@@ -114,7 +118,7 @@ def distribution(schema: Schema, filters: Filters, bucket: str) -> Statement:
         f'SELECT {d} / {width} AS "bucket", COUNT(*) AS "cases" FROM {schema.table("cases")}{where} '
         f"GROUP BY {d} / {width} ORDER BY bucket"
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="cases", inlines=filters.inlines(schema, "cases"))
 
 
 def cases_over_time(schema: Schema, filters: Filters, freq: str) -> tuple[Statement, Statement]:
@@ -130,4 +134,6 @@ def cases_over_time(schema: Schema, filters: Filters, freq: str) -> tuple[Statem
         f'SELECT {fin} AS "period", COUNT(*) AS "finished" FROM {schema.table("cases")}{where} '
         f'GROUP BY {fin} ORDER BY "period"'
     )
-    return Statement(sql_start, params), Statement(sql_end, params)
+    return Statement(sql_start, params, reads="cases", inlines=filters.inlines(schema, "cases")), Statement(
+        sql_end, params, reads="cases", inlines=filters.inlines(schema, "cases")
+    )

@@ -55,7 +55,7 @@ def case_stats(schema: Schema, filters: Filters, quantiles: Sequence[float]) -> 
         f'AVG(CAST({d} AS DOUBLE)) AS "mean", MIN({d}) AS "min"{qcols}, MAX({d}) AS "max" '
         f"FROM {schema.table('cases')}{where}"
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="cases", inlines=filters.inlines(schema, "cases"))
 
 
 def case_groups(schema: Schema, filters: Filters) -> Statement:
@@ -70,7 +70,7 @@ def case_groups(schema: Schema, filters: Filters) -> Statement:
         f'COUNT(*) AS "cases", SUM({d}) AS "total_duration", EARLIEST({case}, 1024) AS "example_case" '
         f"FROM {schema.table('cases')}{where} GROUP BY GROUPING SETS (({key}), ({binned}))"
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="cases", inlines=filters.inlines(schema, "cases"))
 
 
 def wait_bins(schema: Schema, filters: Filters) -> Statement:
@@ -82,4 +82,4 @@ def wait_bins(schema: Schema, filters: Filters) -> Statement:
         f'SELECT {src} AS "source", {dst} AS "target", {binned} AS "bin", COUNT(*) AS "transitions" '
         f"FROM {schema.table('edge')}{where} GROUP BY {src}, {dst}, {binned}"
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="edge", inlines=filters.inlines(schema, "edge"))

@@ -34,4 +34,6 @@ def deviations(
         f'SELECT COUNT(*) AS "deviating" FROM '
         f"(SELECT {case} FROM {schema.table('edge')}{where} GROUP BY {case})"
     )
-    return Statement(sql, params), Statement(sql_dev, params)
+    return Statement(sql, params, reads="edge", inlines=filters.inlines(schema, "edge")), Statement(
+        sql_dev, params, reads="edge", inlines=filters.inlines(schema, "edge")
+    )

@@ -21,7 +21,7 @@ def endpoints(schema: Schema, filters: Filters) -> Statement:
         f'SELECT {kind} AS "kind", {act} AS "activity", COUNT(*) AS "cases" FROM {schema.table("edge")}'
         f'{where} GROUP BY {kind}, {act} ORDER BY "kind" DESC, "cases" DESC, "activity"'
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="edge", inlines=filters.inlines(schema, "edge"))
 
 
 def trace_lengths(schema: Schema, filters: Filters) -> Statement:
@@ -33,7 +33,7 @@ def trace_lengths(schema: Schema, filters: Filters) -> Statement:
         f'SELECT {case} AS "case_id", COUNT(*) AS "n" FROM {schema.table("vertex")}{where} GROUP BY {case}) '
         f'GROUP BY "n" ORDER BY "length"'
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="vertex", inlines=filters.inlines(schema, "vertex"))
 
 
 def variant_counts(schema: Schema, filters: Filters) -> Statement:
@@ -44,4 +44,4 @@ def variant_counts(schema: Schema, filters: Filters) -> Statement:
         f'SELECT {key} AS "variant", COUNT(*) AS "cases" FROM {schema.table("cases")}{where} '
         f'GROUP BY {key} ORDER BY "cases" DESC, {key}'
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="cases", inlines=filters.inlines(schema, "cases"))

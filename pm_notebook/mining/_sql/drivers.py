@@ -61,16 +61,22 @@ def cut_points(
     for i, dim in enumerate(numeric):
         cols += [f'{quantile(q, dim.column)} AS "d{i}_q{j}"' for j, q in enumerate(QUARTILES)]
     where, params = filters.where(schema, "cases")
-    return Statement(f"SELECT {', '.join(cols)} FROM {schema.table('cases')}{where}", params)
+    sql = f"SELECT {', '.join(cols)} FROM {schema.table('cases')}{where}"
+    return Statement(sql, params, reads="cases", inlines=filters.inlines(schema, "cases"))
 
 
 def value_counts(
-    schema: Schema, filters: Filters, outcome: Fragment, dimensions: Sequence[Dimension]
+    schema: Schema,
+    filters: Filters,
+    outcome: Fragment,
+    dimensions: Sequence[Dimension],
+    *,
+    outcome_inlines: bool = False,
 ) -> Statement:
     """Per value of each dimension (``g<i>``: the value in the *i*-th column, the others NULL) and once for
     the whole log: ``grouping`` (``GROUPING(g0, g1, ...)``: bit ``n-1-i`` clear when the row groups by
     dimension *i*), ``cases`` and ``outcome_cases`` (cases where the *outcome* condition holds; NULL
-    counts as not)."""
+    counts as not); *outcome_inlines*: the outcome condition holds a semi-join (a fact of the statement)."""
     exprs = [bin_expression(d) for d in dimensions]
     condition, cond_params = outcome
     where, params = filters.where(schema, "cases")
@@ -81,4 +87,5 @@ def value_counts(
         f'SUM(CASE WHEN {condition} THEN 1 ELSE 0 END) AS "outcome_cases" '
         f"FROM {schema.table('cases')}{where} GROUP BY GROUPING SETS ({sets}, ())"
     )
-    return Statement(sql, (*cond_params, *params))
+    inlines = outcome_inlines or filters.inlines(schema, "cases")
+    return Statement(sql, (*cond_params, *params), reads="cases", inlines=inlines)

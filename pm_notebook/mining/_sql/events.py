@@ -17,7 +17,7 @@ def distinct_values(schema: Schema, column: str, limit: int) -> Statement:
     """At most *limit* distinct values of the task column *column* (quoted) over the whole project, whatever
     the filters (``value``; one row per value: a ``GROUP BY``, no event pulled)."""
     sql = f'SELECT {column} AS "value" FROM {schema.table("vertex")} GROUP BY {column} LIMIT {limit}'
-    return Statement(sql)
+    return Statement(sql, reads="vertex")
 
 
 def present_values(schema: Schema, column: str, values: tuple[str, ...]) -> Statement:
@@ -26,7 +26,7 @@ def present_values(schema: Schema, column: str, values: tuple[str, ...]) -> Stat
         f'SELECT {column} AS "value" FROM {schema.table("vertex")} '
         f"WHERE {column} IN ({placeholders(len(values))}) GROUP BY {column}"
     )
-    return Statement(sql, values)
+    return Statement(sql, values, reads="vertex")
 
 
 def dimensions(
@@ -73,4 +73,5 @@ def events(
     for column, name in dimensions(schema, chosen, names):
         cols.append(f"{quote(column)} AS {quote(name)}")
     where, params = filters.where(schema, "vertex")
-    return Statement(f"SELECT {', '.join(cols)} FROM {schema.table('vertex')}{where}", params)
+    sql = f"SELECT {', '.join(cols)} FROM {schema.table('vertex')}{where}"
+    return Statement(sql, params, reads="vertex", inlines=filters.inlines(schema, "vertex"))

@@ -84,10 +84,10 @@ def bin_expression(elapsed: str) -> str:
 
 def now(schema: Schema) -> Statement:
     """One row, ``now_ms``: the latest event end over the project's current cases (filters not applied)."""
-    where, params = Filters(include_excluded=True).where(schema, "cases")
-    return Statement(
-        f'SELECT MAX({schema.col("cases", "end")}) AS "now_ms" FROM {schema.table("cases")}{where}', params
-    )
+    every = Filters(include_excluded=True)
+    where, params = every.where(schema, "cases")
+    sql = f'SELECT MAX({schema.col("cases", "end")}) AS "now_ms" FROM {schema.table("cases")}{where}'
+    return Statement(sql, params, reads="cases", inlines=every.inlines(schema, "cases"))
 
 
 def _cases(schema: Schema, filters: Filters, condition: Fragment | None) -> Fragment:
@@ -123,7 +123,7 @@ def open_cases(schema: Schema, filters: Filters, completion: Completion) -> Stat
             f"WHERE {dst} = '{END}' AND {src} NOT IN ({placeholders(len(ends))})) AS e "
             f'ON {case} = e."k"{where}'
         )
-        return Statement(sql, (*ends, *params), refusal_hint=_REFUSAL)
+        return Statement(sql, (*ends, *params), refusal_hint=_REFUSAL, reads="cases", inlines=True)
     version = schema.col("cases", "case_version")
     not_done = (f"COALESCE(LOOKUP({version}, '{completion.lookup}'), 'false') <> 'true'", ())
     inner, inner_params = _cases(schema, filters, not_done)
@@ -134,13 +134,13 @@ def open_cases(schema: Schema, filters: Filters, completion: Completion) -> Stat
         f'ON e.{e_case} = c."k" '
         f"WHERE e.{dst} = '{END}'"
     )
-    return Statement(sql, inner_params, refusal_hint=_REFUSAL)
+    return Statement(sql, inner_params, refusal_hint=_REFUSAL, reads="edge", inlines=True)
 
 
 def history(schema: Schema, filters: Filters, completion: Completion) -> Statement:
     """Per ``GROUPING SETS ((activity, bin), (activity), ())`` over the observations of the filtered completed
     cases: ``activity``, ``bin``, ``grouping`` (``GROUPING(activity, bin)``: 0, 1 or 3), ``observations``,
-    ``p5``, ``p10`` .. ``p95`` (``APPROX_QUANTILE_DS`` of the remaining time, ms) and ``p100`` (its
+    ``p5``, ``p10`` .. ``p95`` (:data:`._base.QUANTILE` of the remaining time, ms) and ``p100`` (its
     maximum)."""
     act, end = schema.col("vertex", "activity"), schema.col("vertex", "end")
     inner, params = _cases(schema, filters, completion.completed(schema))
@@ -155,4 +155,4 @@ def history(schema: Schema, filters: Filters, completion: Completion) -> Stateme
         f'ON v.{schema.col("vertex", "case")} = c."k" '
         f"GROUP BY GROUPING SETS ((v.{act}, {key_bin}), (v.{act}), ())"
     )
-    return Statement(sql, params, refusal_hint=_REFUSAL)
+    return Statement(sql, params, refusal_hint=_REFUSAL, reads="vertex", inlines=True)

@@ -71,7 +71,9 @@ def resources(schema: Schema, filters: Filters, res: str) -> tuple[Statement, St
     )
     total = total_cases(schema, filters, "total_cases")
     sql_activities = f'SELECT * FROM ({activities}) AS "r" CROSS JOIN ({total.sql}) AS "t"'
-    return Statement(sql_counts, params), Statement(sql_activities, params + total.params)
+    counts = Statement(sql_counts, params, reads="vertex", inlines=filters.inlines(schema, "vertex"))
+    inlines = filters.inlines(schema, "vertex") or total.inlines
+    return counts, Statement(sql_activities, params + total.params, reads="vertex", inlines=inlines)
 
 
 def resources_by_activity(schema: Schema, filters: Filters, res: str) -> Statement:
@@ -81,7 +83,7 @@ def resources_by_activity(schema: Schema, filters: Filters, res: str) -> Stateme
     keys = {"activity": act, "resource": res}
     order = '"activity", "events" DESC, "resource"'
     sql = per_case(schema.table("vertex"), where, case, keys, rows="events", order=order)
-    return Statement(sql, params)
+    return Statement(sql, params, reads="vertex", inlines=filters.inlines(schema, "vertex"))
 
 
 #: what a user can do when Druid refuses a statement that windows the tasks (answered in parts: only a single
@@ -109,7 +111,8 @@ GRID = tuple((j + 0.5) / 100 for j in range(100))
 def total_tasks(schema: Schema, filters: Filters) -> Statement:
     """The filtered log's number of tasks (``tasks``), one row: whether one window can hold them."""
     where, params = filters.where(schema, "vertex")
-    return Statement(f'SELECT COUNT(*) AS "tasks" FROM {schema.table("vertex")}{where}', params)
+    sql = f'SELECT COUNT(*) AS "tasks" FROM {schema.table("vertex")}{where}'
+    return Statement(sql, params, reads="vertex", inlines=filters.inlines(schema, "vertex"))
 
 
 def task_counts(schema: Schema, filters: Filters) -> Statement:
@@ -121,7 +124,7 @@ def task_counts(schema: Schema, filters: Filters) -> Statement:
         f'SELECT {case} AS "case_id", COUNT(*) AS "tasks" FROM {schema.table("vertex")}{where} '
         f"GROUP BY {case} ORDER BY {case}"
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="vertex", inlines=filters.inlines(schema, "vertex"))
 
 
 def _grid(column: str) -> str:
@@ -158,7 +161,7 @@ def _tasks_in_order(
             f'MAX({end}) OVER (PARTITION BY {case}) AS "case_end"',
         ]
     sql = f"SELECT {', '.join(columns)} FROM {schema.table('vertex')}{where}"
-    return Statement(sql, params, windowing=True)
+    return Statement(sql, params, windowing=True, reads="vertex", inlines=filters.inlines(schema, "vertex"))
 
 
 #: the wait before a task: from the previous task's end to its start, zero when it starts before that end
@@ -203,8 +206,24 @@ def handovers(
         f'FROM ({window.sql}) WHERE "pos" > 1 GROUP BY "prev_resource", "resource"'
     )
     return (
-        Statement(counts, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL, in_parts=True),
-        Statement(medians, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL, in_parts=True),
+        Statement(
+            counts,
+            window.params,
+            windowing=True,
+            refusal_hint=WINDOW_REFUSAL,
+            in_parts=True,
+            reads="vertex",
+            inlines=window.inlines,
+        ),
+        Statement(
+            medians,
+            window.params,
+            windowing=True,
+            refusal_hint=WINDOW_REFUSAL,
+            in_parts=True,
+            reads="vertex",
+            inlines=window.inlines,
+        ),
     )
 
 
@@ -237,8 +256,24 @@ def resource_edges(
         f'ORDER BY "frequency" DESC, "source"'
     )
     return (
-        Statement(incoming, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL, in_parts=True),
-        Statement(outgoing, window.params, windowing=True, refusal_hint=WINDOW_REFUSAL, in_parts=True),
+        Statement(
+            incoming,
+            window.params,
+            windowing=True,
+            refusal_hint=WINDOW_REFUSAL,
+            in_parts=True,
+            reads="vertex",
+            inlines=window.inlines,
+        ),
+        Statement(
+            outgoing,
+            window.params,
+            windowing=True,
+            refusal_hint=WINDOW_REFUSAL,
+            in_parts=True,
+            reads="vertex",
+            inlines=window.inlines,
+        ),
     )
 
 
@@ -255,4 +290,6 @@ def resource_nodes(schema: Schema, filters: Filters, res: str) -> tuple[Statemen
     order = '"frequency" DESC, "activity"'
     sql = per_case(table, where, case, {"activity": name}, rows="frequency", order=order)
     sql_stats = f'SELECT {name} AS "activity", {_duration_stats(d)} FROM {table}{where} GROUP BY {name}'
-    return Statement(sql, params), Statement(sql_stats, params)
+    return Statement(sql, params, reads="vertex", inlines=filters.inlines(schema, "vertex")), Statement(
+        sql_stats, params, reads="vertex", inlines=filters.inlines(schema, "vertex")
+    )

@@ -22,7 +22,7 @@ def rework_by_activity(schema: Schema, filters: Filters) -> Statement:
         f"AS cases_with_rework FROM {schema.table('vertex')}{where} GROUP BY {act} "
         f"HAVING MAX({occ}) > 1 ORDER BY rework_executions DESC, {act}"
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="vertex", inlines=filters.inlines(schema, "vertex"))
 
 
 def rework_by_case(schema: Schema, filters: Filters, top: int | None) -> Statement:
@@ -37,4 +37,4 @@ def rework_by_case(schema: Schema, filters: Filters, top: int | None) -> Stateme
         f"FROM {schema.table('cases')}{where} GROUP BY {case}, {var} "
         f"ORDER BY rework DESC, case_id{'' if top is None else f' LIMIT {top}'}"
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="cases", inlines=filters.inlines(schema, "cases"))

@@ -37,7 +37,7 @@ def node_stats(schema: Schema, filters: Filters) -> Statement:
         f'SUM(CASE WHEN {occ} > 1 THEN 1.0 / {occ} ELSE 0 END) AS "cases_with_rework", {_duration_stats(d)} '
         f"FROM {schema.table('vertex')}{where} GROUP BY {act} ORDER BY frequency DESC, {act}"
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="vertex", inlines=filters.inlines(schema, "vertex"))
 
 
 def edge_stats(
@@ -61,7 +61,7 @@ def edge_stats(
         + f" ORDER BY {order}"
         + (f" LIMIT {limit}" if limit else "")
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="edge", inlines=filters.inlines(schema, "edge"))
 
 
 def transitions(schema: Schema, filters: Filters, min_count: int = 1) -> Statement:

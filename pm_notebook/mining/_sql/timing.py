@@ -21,7 +21,7 @@ def arrivals(schema: Schema, filters: Filters, freq: str) -> Statement:
         f'MAX(TIMESTAMP_TO_MILLIS({t})) AS "last" FROM {schema.table("cases")}{where} '
         f'GROUP BY {floor} ORDER BY "period"'
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="cases", inlines=filters.inlines(schema, "cases"))
 
 
 def interarrival(schema: Schema, filters: Filters, freq: str, quantiles: tuple[float, ...]) -> Statement:
@@ -45,7 +45,7 @@ def interarrival(schema: Schema, filters: Filters, freq: str, quantiles: tuple[f
         f"FROM {schema.table('cases')}{where} GROUP BY {t}, {case}) "
         f'WHERE {gap} IS NOT NULL GROUP BY "period" ORDER BY "period"'
     )
-    return Statement(sql, params, windowing=True)
+    return Statement(sql, params, windowing=True, reads="cases", inlines=filters.inlines(schema, "cases"))
 
 
 def dotted_bins(schema: Schema, filters: Filters, freq: str) -> Statement:
@@ -60,7 +60,7 @@ def dotted_bins(schema: Schema, filters: Filters, freq: str) -> Statement:
     floor = f"TIME_FLOOR({t}, '{freq}')"
     keys = {"period": floor, "activity": act}
     sql = per_case(schema.table("vertex"), where, case, keys, rows="events", order='"period", "activity"')
-    return Statement(sql, params)
+    return Statement(sql, params, reads="vertex", inlines=filters.inlines(schema, "vertex"))
 
 
 def spectrum(schema: Schema, filters: Filters, source: str, target: str, freq: str) -> Statement:
@@ -75,7 +75,7 @@ def spectrum(schema: Schema, filters: Filters, source: str, target: str, freq: s
         f'{quantile(0.5, d)} AS "median", {quantile(0.9, d)} AS "p90", MIN({d}) AS "min", MAX({d}) AS "max" '
         f'FROM {schema.table("edge")}{where} GROUP BY {floor} ORDER BY "period"'
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="edge", inlines=filters.inlines(schema, "edge"))
 
 
 def waiting(schema: Schema, filters: Filters) -> Statement:
@@ -88,4 +88,4 @@ def waiting(schema: Schema, filters: Filters) -> Statement:
         f'{quantile(0.5, d)} AS "median_waiting", SUM({d}) AS "total_waiting" '
         f"FROM {schema.table('edge')}{where} GROUP BY {dst}"
     )
-    return Statement(sql, params)
+    return Statement(sql, params, reads="edge", inlines=filters.inlines(schema, "edge"))

@@ -37,7 +37,7 @@ def variants(schema: Schema, filters: Filters, top: int | None, by: str = "proce
     # a join keeps no order, so the caller orders the rows again (cases, most first, then the key)
     total = total_cases(schema, filters, "total_cases")
     sql = f'SELECT * FROM ({top_sql}) AS "v" CROSS JOIN ({total.sql}) AS "t"'
-    return Statement(sql, params + total.params)
+    return Statement(sql, params + total.params, reads="cases", inlines=filters.inlines(schema, "cases"))
 
 
 def sequences(schema: Schema, case_ids: Sequence[str]) -> Statement:
@@ -49,4 +49,4 @@ def sequences(schema: Schema, case_ids: Sequence[str]) -> Statement:
         f'SELECT {case} AS "case_id", {act} AS "activity", {t} AS "started", {end} AS "ended" '
         f"FROM {schema.table('vertex')} WHERE {case} IN ({placeholders(len(case_ids))}) ORDER BY {t}"
     )
-    return Statement(sql, tuple(case_ids))
+    return Statement(sql, tuple(case_ids), reads="vertex")
