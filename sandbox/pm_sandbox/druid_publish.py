@@ -293,7 +293,8 @@ def published_already(store: Any, *, broker_url: str, workgroups: Iterable[str] 
             if _count(broker_url, f"SELECT COUNT(*) FROM {_quote(name)}") != rows:
                 return False
         for name in project.lookups:
-            size = db.execute(f"SELECT COUNT(*) FROM lookup.{_quote(name)}").fetchone()[0]
+            # fetched to the end: an unfinished result would keep the connection from publish_store's reads
+            size = db.execute(f"SELECT COUNT(*) FROM lookup.{_quote(name)}").fetchall()[0][0]
             if _count(broker_url, f"SELECT COUNT(*) FROM lookup.{_quote(name)}") != size:
                 return False
     return True
