@@ -38,12 +38,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_mining import LARGE, SANDBOX_PID_ENV, Counting, _engine_cpu_s, _hwm_mb, _reset_hwm  # noqa: E402
 from _measure import connect_env, current_rss_mb  # noqa: E402  (bench/ is on sys.path)
+from bench_mining import LARGE, SANDBOX_PID_ENV, Counting, _engine_cpu_s, _hwm_mb, _reset_hwm  # noqa: E402
 
 ANSWERS = ("drivers(slow)", "drivers(rework)", "compare(a, b)", "open_cases(sla=30 days)")
 SLA_MS = 30 * 86_400_000
-MB_GOAL = 50.0
 
 
 def _periods(first: Any, last: Any) -> tuple[Any, Any, Any]:
@@ -77,7 +76,8 @@ def _ask(log: Any, answer: str, periods: tuple[Any, Any, Any]) -> dict:
         return {
             "cases": [int(s["cases"].iloc[0]), int(s["cases"].iloc[1])],
             "variants": sorted(
-                [str(x.activities), int(x.cases_a or 0), int(x.cases_b or 0)] for x in v.itertuples(index=False)
+                [str(x.activities), int(x.cases_a or 0), int(x.cases_b or 0)]
+                for x in v.itertuples(index=False)
             )
             if {"cases_a", "cases_b", "variant"} <= set(v.columns)
             else None,
@@ -150,7 +150,7 @@ def side_ours(project: str, answer: str, repeat: int) -> dict:
     }
 
 
-# --- pandas: the events pulled once, then the same counts ----------------------------------------------------
+# --- pandas: the events pulled once, then the same counts ------------------------------------------------
 def _drivers_pandas(per: Any, outcome: Any) -> dict:
     """Per dimension value: cases and outcome cases (numeric dimensions cut at their quartiles, the
     ⌈q·n⌉-th smallest), values with < 30 cases or every case left out; then the same statistics."""
@@ -178,7 +178,9 @@ def _drivers_pandas(per: Any, outcome: Any) -> dict:
         for value, (cases, hits) in g.iterrows():
             if cases < 30 or cases >= n:
                 continue
-            rows.append([_dim_name(str(dim)), "<NA>" if pd.isna(value) else str(value), int(cases), int(hits)])
+            rows.append(
+                [_dim_name(str(dim)), "<NA>" if pd.isna(value) else str(value), int(cases), int(hits)]
+            )
     frame = pd.DataFrame(rows, columns=["dimension", "value", "cases", "outcome_cases"])
     value_statistics(frame["outcome_cases"].to_numpy(), frame["cases"].to_numpy(), k, n)
     return {"counts": sorted(rows), "cases": n, "outcome_cases": k}
@@ -281,6 +283,7 @@ def side_pandas(project: str) -> dict:
         el = (hist["time:timestamp"] - hist[case].map(first)).dt.total_seconds() * 1000
         rem = (hist[case].map(last_end) - hist["time:timestamp"]).dt.total_seconds() * 1000
         obs = pd.DataFrame({"a": hist[act].to_numpy(), "b": np.searchsorted(EDGES_MS, el, "right"), "r": rem})
+
         def quant(g: Any) -> Any:  # p50, p90 and the evidence behind them
             q = g["r"].quantile([0.5, 0.9], interpolation="lower").unstack()
             q.columns = ["p50", "p90"]
@@ -295,7 +298,10 @@ def side_pandas(project: str) -> dict:
         est = opened.join(fine, on=["a", "b"]).join(coarse, on="a", rsuffix="_a")
         p90 = est["p90"].where(est["n"] >= 30, est["p90_a"].where(est["n_a"] >= 30, overall[0.9]))
         late = (est["e"] + p90 > SLA_MS).sum()
-        return {"open": sorted([str(c), str(a)] for c, a in last_act[~done].items()), "late_by_p90": int(late)}
+        return {
+            "open": sorted([str(c), str(a)] for c, a in last_act[~done].items()),
+            "late_by_p90": int(late),
+        }
 
     out["end_activities"] = [str(x) for x in json.loads(os.environ.get("PM_BENCH_ENDS", "[]"))]
     for name, fn in zip(ANSWERS, (slow, rework, compare, open_cases), strict=True):
@@ -336,7 +342,9 @@ def _same(answer: str, ours: dict, theirs: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--cases", type=int, default=107_000, help="cases of the generated project")
     parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each answer in its child (1st apart)")
@@ -346,7 +354,11 @@ def main() -> None:
     parser.add_argument("--project", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.side:
-        result = side_ours(args.project, args.answer, args.repeat) if args.side == "ours" else side_pandas(args.project)
+        result = (
+            side_ours(args.project, args.answer, args.repeat)
+            if args.side == "ours"
+            else side_pandas(args.project)
+        )
         print(json.dumps(result, default=str))
         return
 
@@ -368,7 +380,12 @@ def main() -> None:
         for n in range(1, args.rounds + 1):
             for a in ANSWERS:
                 t = time.perf_counter()
-                rounds[a].append(_child(["--side", "ours", "--answer", a, "--project", LARGE, "--repeat", str(args.repeat)], env))
+                rounds[a].append(
+                    _child(
+                        ["--side", "ours", "--answer", a, "--project", LARGE, "--repeat", str(args.repeat)],
+                        env,
+                    )
+                )
                 loads.append(os.getloadavg()[0])
                 print(f"  round {n} {a}: {time.perf_counter() - t:.1f} s (load {loads[-1]:.2f})", flush=True)
             t = time.perf_counter()
@@ -381,21 +398,22 @@ def main() -> None:
     pull = statistics.median(r["times"]["pull"] for r in pr)
     cases = pr[-1]["value"][ANSWERS[0]]["cases"]
     print(
-        f"\n{LARGE!r}: {pr[-1]['rows']:,} events, {cases:,} cases; {args.rounds} rounds x {args.repeat} runs; "
-        f"{os.cpu_count()} CPUs, {platform.processor() or platform.machine()}; load average (1 min) at start "
-        f"{load0[0]:.2f}, during {min(loads):.2f}-{max(loads):.2f}"
+        f"\n{LARGE!r}: {pr[-1]['rows']:,} events, {cases:,} cases; {args.rounds} rounds x {args.repeat} "
+        f"runs; {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}; load average (1 min) "
+        f"at start {load0[0]:.2f}, during {min(loads):.2f}-{max(loads):.2f}"
     )
     print(f"pandas' pull of the events (log.to_pm4py): {pull:.2f} s, +{max(r['pull_mb'] for r in pr):.0f} MB")
     print(
-        f"{'answer':<26}{'at default limit':<38}{'stmts':>6}{'ours s':>8}{'(1st)':>7}{'cli cpu':>8}{'eng cpu':>8}"
-        f"{'RSS MB':>7}{'tm MB':>7}{'pandas s':>9}{'+pull':>8}{'ratio':>7}  same counts?"
+        f"{'answer':<26}{'at default limit':<38}{'stmts':>6}{'ours s':>8}{'(1st)':>7}{'cli cpu':>8}"
+        f"{'eng cpu':>8}{'RSS MB':>7}{'tm MB':>7}{'pandas s':>9}{'+pull':>8}{'ratio':>7}  same counts?"
     )
     rows = []
     for a in ANSWERS:
         r = rounds[a]
-        later = lambda k, r=r: statistics.median(  # noqa: E731
-            statistics.median(x[k][1:] if len(x[k]) > 1 else x[k]) for x in r
-        )
+
+        def later(k: str, r: list[dict] = r) -> float:
+            return statistics.median(statistics.median(x[k][1:] if len(x[k]) > 1 else x[k]) for x in r)
+
         o, cli, eng = later("times"), later("client_cpu"), later("engine_cpu")
         o1 = statistics.median(x["times"][0] for x in r)
         p = statistics.median(x["times"][a] for x in pr)
@@ -405,11 +423,26 @@ def main() -> None:
             f"{a:<26}{r[-1]['verdict']:<38}{r[-1]['statements']:>6}{o:>8.3f}{o1:>7.2f}{cli:>8.3f}{eng:>8.2f}"
             f"{rss:>7.1f}{tm:>7.1f}{p:>9.3f}{p + pull:>8.2f}{(p + pull) / o:>6.1f}x  {same}"
         )
-        rows.append({"answer": a, "verdict": r[-1]["verdict"], "statements": r[-1]["statements"], "ours": o,
-                     "ours_first": o1, "client_cpu": cli, "engine_cpu": eng, "rss_mb": rss, "traced_mb": tm,
-                     "pandas": p, "pandas_with_pull": p + pull, "same": same})
+        rows.append(
+            {
+                "answer": a,
+                "verdict": r[-1]["verdict"],
+                "statements": r[-1]["statements"],
+                "ours": o,
+                "ours_first": o1,
+                "client_cpu": cli,
+                "engine_cpu": eng,
+                "rss_mb": rss,
+                "traced_mb": tm,
+                "pandas": p,
+                "pandas_with_pull": p + pull,
+                "same": same,
+            }
+        )
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "rounds": rounds, "pull": pull, "loads": loads}, default=str))
+        args.json.write_text(
+            json.dumps({"rows": rows, "rounds": rounds, "pull": pull, "loads": loads}, default=str)
+        )
 
 
 if __name__ == "__main__":
