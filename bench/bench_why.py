@@ -41,7 +41,16 @@ sys.path.insert(0, str(ROOT))
 from _measure import connect_env, current_rss_mb  # noqa: E402  (bench/ is on sys.path)
 from bench_mining import LARGE, SANDBOX_PID_ENV, Counting, _engine_cpu_s, _hwm_mb, _reset_hwm  # noqa: E402
 
-ANSWERS = ("drivers(slow)", "drivers(rework)", "compare(a, b)", "open_cases(sla=30 days)")
+#: the large project's every case ends at an end activity of the completion lookup (no open case): the last
+#: answer makes one of its two end activities count, so the ~6 % cancelled cases are open and estimated
+ENDS = ["Pay Invoice"]
+ANSWERS = (
+    "drivers(slow)",
+    "drivers(rework)",
+    "compare(a, b)",
+    "open_cases(sla=30 days)",
+    "open_cases(.., end=Pay Invoice)",
+)
 SLA_MS = 30 * 86_400_000
 
 
@@ -83,7 +92,7 @@ def _ask(log: Any, answer: str, periods: tuple[Any, Any, Any]) -> dict:
             else None,
             "variant_columns": list(v.columns),
         }
-    o = log.open_cases(sla="30 days")
+    o = log.open_cases(sla="30 days", end_activities=ENDS if "end=" in answer else None)
     return {
         "open": sorted([str(x.case_id), str(x.last_activity)] for x in o.itertuples(index=False))
         if {"case_id", "last_activity"} <= set(o.columns)
@@ -272,12 +281,11 @@ def side_pandas(project: str) -> dict:
             "variants": sorted([str(k), int(x.a), int(x.b)] for k, x in joined.iterrows()),
         }
 
-    def open_cases() -> dict:
+    def open_cases(ends: set[str]) -> dict:
         g = df.groupby(case, sort=False)
         first, last_end = g["start_timestamp"].min(), g["time:timestamp"].max()
         last_act = g[act].last()
         now = df["time:timestamp"].max()
-        ends = set(out.get("end_activities") or ())
         done = last_act.isin(ends)
         hist = df[df[case].map(done)]
         el = (hist["time:timestamp"] - hist[case].map(first)).dt.total_seconds() * 1000
@@ -303,8 +311,9 @@ def side_pandas(project: str) -> dict:
             "late_by_p90": int(late),
         }
 
-    out["end_activities"] = [str(x) for x in json.loads(os.environ.get("PM_BENCH_ENDS", "[]"))]
-    for name, fn in zip(ANSWERS, (slow, rework, compare, open_cases), strict=True):
+    lookup = {str(x) for x in json.loads(os.environ.get("PM_BENCH_ENDS", "[]"))}
+    fns = (slow, rework, compare, lambda: open_cases(lookup), lambda: open_cases(set(ENDS)))
+    for name, fn in zip(ANSWERS, fns, strict=True):
         out["value"][name] = timed(name, fn)
     conn.close()
     return out
@@ -404,7 +413,7 @@ def main() -> None:
     )
     print(f"pandas' pull of the events (log.to_pm4py): {pull:.2f} s, +{max(r['pull_mb'] for r in pr):.0f} MB")
     print(
-        f"{'answer':<26}{'at default limit':<38}{'stmts':>6}{'ours s':>8}{'(1st)':>7}{'cli cpu':>8}"
+        f"{'answer':<32}{'at default limit':<38}{'stmts':>6}{'ours s':>8}{'(1st)':>7}{'cli cpu':>8}"
         f"{'eng cpu':>8}{'RSS MB':>7}{'tm MB':>7}{'pandas s':>9}{'+pull':>8}{'ratio':>7}  same counts?"
     )
     rows = []
@@ -420,7 +429,7 @@ def main() -> None:
         rss, tm = max(x["rss_mb"] for x in r), max(x["traced_mb"] for x in r)
         same = _same(a, r[-1]["value"], pr[-1]["value"][a])
         print(
-            f"{a:<26}{r[-1]['verdict']:<38}{r[-1]['statements']:>6}{o:>8.3f}{o1:>7.2f}{cli:>8.3f}{eng:>8.2f}"
+            f"{a:<32}{r[-1]['verdict']:<38}{r[-1]['statements']:>6}{o:>8.3f}{o1:>7.2f}{cli:>8.3f}{eng:>8.2f}"
             f"{rss:>7.1f}{tm:>7.1f}{p:>9.3f}{p + pull:>8.2f}{(p + pull) / o:>6.1f}x  {same}"
         )
         rows.append(
