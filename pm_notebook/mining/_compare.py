@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .._cells import cell_int
+from ..errors import ConfigurationError
 from ._answer import Answer
 from ._drivers import ALPHA, _normal_sf2, bh_adjust, value_statistics
 from ._flow import edge_frame, node_frame
@@ -321,6 +322,11 @@ def compare(a: Ask, b: Ask, labels: tuple[str, str], top: int | None = 20) -> Co
     statements_b, rb = _side(b)
     statements = [*statements_a, *statements_b]
     na, nb = cell_int(ra["stats"]["cases"].iloc[0]), cell_int(rb["stats"]["cases"].iloc[0])
+    if na == 0 and nb == 0:
+        raise ConfigurationError(
+            f"compare(): neither log holds a case ({labels[0]!r}, {labels[1]!r}): nothing to compare.",
+            hint="Check the filters of both logs, e.g. log.between(...).summary() for each.",
+        )
 
     # the variants (all of them counted; the *top* largest changes listed)
     def variant_counts(groups: pd.DataFrame) -> pd.DataFrame:

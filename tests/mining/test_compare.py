@@ -421,6 +421,10 @@ def test_an_empty_side_has_no_test(shaped):
     assert comparison.cases == (0, events[CASE].nunique())
     assert comparison.tests["p_value"].isna().all()
     assert (comparison.variants["status"] == "new").all()
+    # both sides empty: a clear refusal (was a TypeError from pandas)
+    nothing = log.where("tasks_count < 0")
+    with pytest.raises(ConfigurationError, match="neither log holds a case"):
+        nothing.compare(nothing.where("tasks_count < 1"))
 
 
 def test_the_worked_example_of_the_docs(log):
