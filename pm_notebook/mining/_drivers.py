@@ -33,7 +33,7 @@ import pandas as pd
 from .._cells import cell_float
 from .._checks import positive_int
 from ..errors import ConfigurationError
-from ._filtering import _answer_names, _count_placeholders
+from ._filtering import _answer_names, _count_placeholders, check_no_comment
 from ._filters import WithActivity, user_subquery
 from ._runner import Ask
 from ._schema import Schema, quote
@@ -133,6 +133,7 @@ def parse_outcome(outcome: Any, schema: Schema) -> Outcome:
     if head == "with_activity" and rest:
         return Outcome("with_activity", f"with activity {rest!r}", activity=rest)
     if head == "where" and rest:
+        check_no_comment(rest, f"drivers({text!r})")
         if _count_placeholders(rest) or ";" in rest:
             raise ConfigurationError(
                 f"drivers({text!r}): the condition must be one SQL expression with its values written in "

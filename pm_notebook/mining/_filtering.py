@@ -65,6 +65,7 @@ class CaseFilterMethods(LogParts):
         """
         if not isinstance(condition, str) or not condition.strip():
             raise ConfigurationError("where() needs a SQL condition on the cases table, e.g. 'rework > 0'.")
+        check_no_comment(condition, "where()")
         expected = _count_placeholders(condition)
         if expected != len(params):
             raise ConfigurationError(
@@ -260,6 +261,18 @@ def _did_you_mean(name: str, known: frozenset[str]) -> list[str]:
 
 def _plural(what: str) -> str:
     return "activities" if what == "activity" else "values" if what.startswith("value") else f"{what}s"
+
+
+def check_no_comment(condition: str, call: str) -> None:
+    """Refuse a ``--`` or ``/* */`` comment in a condition the log writes into its statements: a line
+    comment would silently comment out the rest of the statement (the other filters, the excluded cases)."""
+    kinds = {p.kind for p in _sql_text.parts(condition)}
+    if kinds & {_sql_text.LINE_COMMENT, _sql_text.BLOCK_COMMENT}:
+        raise ConfigurationError(
+            f"{call}: the condition {condition!r} holds an SQL comment, which would hide the rest of the "
+            "statement (the other filters).",
+            hint="Remove the comment; write the condition alone, e.g. 'rework > 0'.",
+        )
 
 
 def _count_placeholders(condition: str) -> int:

@@ -322,6 +322,13 @@ def test_bad_input_gets_clear_errors(conn, log):
         conn.mining("No such project")
     with pytest.raises(ConfigurationError, match="placeholder"):
         log.where("rework > ?")
+    # a comment would hide the rest of the statement (the other filters, the excluded cases) without a word
+    for condition in ("rework > 0 -- only reworked", "rework > 0 /* and */"):
+        with pytest.raises(ConfigurationError, match="comment"):
+            log.where(condition)
+        with pytest.raises(ConfigurationError, match="comment"):
+            log.drivers(f"where:{condition}")
+    assert log.where("case_id <> '--'").summary()["cases"].iloc[0] == log.summary()["cases"].iloc[0]
     with pytest.raises(ConfigurationError, match="not before"):
         log.between("2025-05-01", "2025-01-01")
     with pytest.raises(ConfigurationError, match="ISO-8601"):
