@@ -21,6 +21,7 @@ from pm_notebook.mining._comparemap import NEW, VANISHED, ComparedMap, change_co
 from pm_notebook.mining._sql.compare import BINS_PER_E
 
 from .perspectives_data import event_log, ordered
+from .sources import Counting
 
 CASE, ACT, START_T, END_T = "case:concept:name", "concept:name", "start_timestamp", "time:timestamp"
 
@@ -361,29 +362,6 @@ def test_new_and_vanished_and_the_map(shaped, tmp_path):
     text = repr(comparison)
     assert "with Reject" in text and "(11 statements)" in text
     assert "<b>summary</b>" in comparison._repr_html_()
-
-
-class Counting:
-    """A Source that records the statements a log sends (and sends them through the connection)."""
-
-    def __init__(self, conn) -> None:
-        self.conn, self.sent = conn, []
-
-    def query(self, sql, params=None, **kw):
-        self.sent.append(sql)
-        return self.conn.query(sql, params, **kw)
-
-    def query_chunks(self, sql, params=None, **kw):
-        yield self.query(sql, params)
-
-    def resolve_transport(self, name=None):
-        return self.conn.resolve_transport(name)
-
-    def projects(self):
-        return self.conn.projects()
-
-    def column_names(self, project):
-        return self.conn.column_names(project)
 
 
 def test_eleven_statements_and_no_event_pulled(up_conn, shaped):

@@ -17,6 +17,8 @@ import scipy.stats as st
 from pm_notebook.errors import ConfigurationError, QueryError, SchemaError
 from pm_notebook.mining._drivers import bh_adjust, fisher_two_sided, value_statistics
 
+from .sources import Counting
+
 ALPHA = 0.05
 
 
@@ -340,32 +342,6 @@ def test_a_log_without_cases_has_no_driver(planted):
     for outcome in ("slow", "rework"):
         answer = log.where("tasks_count < 0").drivers(outcome)
         assert len(answer) == 0 and answer.attrs["cases"] == 0 and answer.attrs["outcome_cases"] == 0
-
-
-class Counting:
-    """A Source that counts the statements a log sends (and sends them through the connection)."""
-
-    def __init__(self, conn) -> None:
-        self.conn, self.sent = conn, []
-
-    def query(self, sql, params=None, **kw):
-        self.sent.append(sql)
-        return self.conn.query(sql, params, **kw)
-
-    def query_chunks(self, sql, params=None, **kw):
-        yield self.query(sql, params)
-
-    def resolve_transport(self, name=None):
-        return self.conn.resolve_transport(name)
-
-    def project(self, project_id):
-        return self.conn.project(project_id)
-
-    def projects(self):
-        return self.conn.projects()
-
-    def column_names(self, project):
-        return self.conn.column_names(project)
 
 
 def test_one_statement_and_one_more_for_cut_points(up_conn, planted):
