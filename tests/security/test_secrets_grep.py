@@ -105,9 +105,10 @@ DEMO = textwrap.dedent(
     out = Path(sys.argv[1])
 
     @contextlib.contextmanager
-    def stand_in(cases):
+    def stand_in(cases, *, seed=None, druid=None):
         # the demo's stand-in, started through its own package API with DEBUG logging, so the probe can ask
         # it what it issued before it stops
+        assert seed is None and druid is None
         with pm_sandbox.start(cases=cases, extra_args=["--log-level", "debug"]) as sb:
             yield sb.env
             print(_leak_probe.probe(sb, out, transports=("druid", "avatica")))
