@@ -221,6 +221,10 @@ def test_receipt_log_against_pandas(up_conn):
     assert len(answer) > 100 and answer.attrs["levels"]["activity"] > 0
 
 
+@pytest.mark.standin_only(
+    "compares the percentiles of two statements exactly; on Druid each is a sketch within its rank error "
+    "(tests/druid/test_mining.py::test_open_cases_same_answer_and_statements checks them within it)"
+)
 def test_the_completion_lookup_is_the_rule_it_stands_for(log, conn):
     """The demo's Order to Cash project's lookup marks a case completed when it ends with Receive Payment
     or Cancel Order: the answer by the lookup is the answer by those end activities. Purchase to Pay's
