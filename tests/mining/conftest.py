@@ -80,10 +80,15 @@ def ms(value) -> pd.Timedelta:
 
 def quantile_bounds(values, q: float) -> tuple[pd.Timedelta, pd.Timedelta]:
     """The interval an exact or sketch quantile of *values* (ms) must fall in: between the lower and the
-    higher order statistic around rank q·(n−1), widened by 1 % for Druid's sketches."""
+    higher order statistic around rank q·(n−1), widened by 1 % for Druid's sketches — and, with
+    PM_TEST_DRUID=1 (the answers computed by a real Druid), by the sketch's rank error too (about 1.7 % of n
+    for Druid's k = 128; 2 % and one rank here), which varies from run to run."""
+    import os
+
     import numpy as np
 
     arr = np.sort(np.asarray(values, dtype="float64"))
-    lo = np.quantile(arr, q, method="lower")
-    hi = np.quantile(arr, q, method="higher")
+    eps = 0.02 + 1 / len(arr) if os.environ.get("PM_TEST_DRUID") == "1" else 0.0
+    lo = np.quantile(arr, max(q - eps, 0.0), method="lower")
+    hi = np.quantile(arr, min(q + eps, 1.0), method="higher")
     return ms(lo * 0.99), ms(hi * 1.01)

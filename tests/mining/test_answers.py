@@ -141,10 +141,6 @@ def _edges(raw, current=None):
     return e[e["caseid"].isin(current if current is not None else raw.current())]
 
 
-@pytest.mark.standin_only(
-    "checks each p90 against the exact quantile's bounds; Druid's sketch answers within its rank error, and "
-    "that error varies from run to run (tests/druid/test_mining.py compares the two within it)"
-)
 def test_transitions_and_bottlenecks(log, raw):
     e = _edges(raw)
     grouped = e.groupby(["source_vertex_name", "destination_vertex_name"])["duration"]
