@@ -108,6 +108,20 @@ ALL_CASES: CaseRange = (None, None)
 GRID = tuple((j + 0.5) / 100 for j in range(100))
 
 
+def _over_window(sql: str, window: Statement) -> Statement:
+    """A statement over the per-case task window (*window*): answered in parts of whole cases when Druid
+    refuses it whole (see :data:`WINDOW_REFUSAL`)."""
+    return Statement(
+        sql,
+        window.params,
+        windowing=True,
+        refusal_hint=WINDOW_REFUSAL,
+        in_parts=True,
+        reads="vertex",
+        inlines=window.inlines,
+    )
+
+
 def total_tasks(schema: Schema, filters: Filters) -> Statement:
     """The filtered log's number of tasks (``tasks``), one row: whether one window can hold them."""
     where, params = filters.where(schema, "vertex")
@@ -205,26 +219,7 @@ def handovers(
         f'{quantile(0.5, _WAIT)} AS "median_wait"{", " + _grid(_WAIT) if grid else ""} '
         f'FROM ({window.sql}) WHERE "pos" > 1 GROUP BY "prev_resource", "resource"'
     )
-    return (
-        Statement(
-            counts,
-            window.params,
-            windowing=True,
-            refusal_hint=WINDOW_REFUSAL,
-            in_parts=True,
-            reads="vertex",
-            inlines=window.inlines,
-        ),
-        Statement(
-            medians,
-            window.params,
-            windowing=True,
-            refusal_hint=WINDOW_REFUSAL,
-            in_parts=True,
-            reads="vertex",
-            inlines=window.inlines,
-        ),
-    )
+    return _over_window(counts, window), _over_window(medians, window)
 
 
 def resource_edges(
@@ -255,26 +250,7 @@ def resource_edges(
         f'WHERE "next_case" IS NULL GROUP BY {target} '
         f'ORDER BY "frequency" DESC, "source"'
     )
-    return (
-        Statement(
-            incoming,
-            window.params,
-            windowing=True,
-            refusal_hint=WINDOW_REFUSAL,
-            in_parts=True,
-            reads="vertex",
-            inlines=window.inlines,
-        ),
-        Statement(
-            outgoing,
-            window.params,
-            windowing=True,
-            refusal_hint=WINDOW_REFUSAL,
-            in_parts=True,
-            reads="vertex",
-            inlines=window.inlines,
-        ),
-    )
+    return _over_window(incoming, window), _over_window(outgoing, window)
 
 
 def resource_nodes(schema: Schema, filters: Filters, res: str) -> tuple[Statement, Statement]:
