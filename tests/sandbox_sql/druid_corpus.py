@@ -12,6 +12,10 @@ names under both names (``<pid>_variant_name`` and the ``<pid>_variants`` alias 
 string), ``<pid>_excluded_cases``, ``<pid>_cases_is_completed`` and the ``<pid>`` case_version lookup.
 """
 
+#: 40 values each, for the long IN lists
+_EVENS = ", ".join(str(i) for i in range(0, 80, 2))
+_NAMES = ", ".join(["'Invoice Receipt'"] + [f"'x{i}'" for i in range(39)])
+
 VALID: list[tuple[str, str]] = [
     ("count_cases", "SELECT COUNT(*) AS cases FROM {c}"),
     ("sdk_edge_stats", "SELECT AVG(duration), MIN(enddate), MAX(enddate) FROM {e}"),
@@ -58,6 +62,17 @@ VALID: list[tuple[str, str]] = [
         "ORDER BY n DESC LIMIT 10",
     ),
     ("excluded_cases", "SELECT COUNT(*) FROM {c} WHERE LOOKUP(case_version, '{ex}') IS NULL"),
+    # long IN lists (40 values): the stand-in runs them as a hash join, Druid as a plain filter
+    (
+        "long_in_list",
+        f"SELECT MOD(duration, 97) AS m, COUNT(*) FROM {{v}} WHERE MOD(duration, 97) IN ({_EVENS}) "
+        "GROUP BY 1 ORDER BY 1",
+    ),
+    (
+        "long_not_in_list",
+        f"SELECT COUNT(*) AS n, COUNT(supplier_lpkr) AS s FROM {{c}} WHERE supplier_lpkr NOT IN ({_NAMES})",
+    ),
+    ("long_in_list_with_null", f"SELECT COUNT(*) FROM {{c}} WHERE supplier_lpkr NOT IN ({_NAMES}, NULL)"),
     (
         "variants_alias_lookup",
         "SELECT LOOKUP(graphkey, '{pid}_variants') AS variant, COUNT(*) AS n FROM {c} GROUP BY 1 "

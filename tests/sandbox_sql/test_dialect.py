@@ -350,3 +350,28 @@ def test_a_quantile_of_a_sketch_column_merges_the_sketches():
     assert con.execute(merged.sql).fetchall() == con.execute(direct.sql).fetchall()
     assert [r[1] for r in con.execute(direct.sql).fetchall()] == [480.0, 490.0, 500.0]
     con.close()
+
+
+@pytest.mark.parametrize("negated", [False, True])
+@pytest.mark.parametrize("with_null", [False, True])
+def test_a_long_in_list_answers_as_the_same_short_list(db, negated, with_null):
+    """Past HASH_IN_FROM values an IN list runs as a hash (anti-)join in DuckDB: the same rows as the list
+    written out, NULLs included (a NULL in the list or a NULL on the left makes the test NULL)."""
+    from pm_sandbox.sql.dialect.pipeline import HASH_IN_FROM
+
+    values = ["a"] + [f"z{i}" for i in range(HASH_IN_FROM + 5)] + ([None] if with_null else [])
+    op = "NOT IN" if negated else "IN"
+    long_sql = f'SELECT caseid FROM "p-1" WHERE caseid {op} ({", ".join("?" * len(values))})'
+    translated = translate(long_sql, CATALOG)
+    assert "UNNEST" in translated.sql and translated.inlined == ()  # a value list is no inlined subquery
+    assert run(db, long_sql, values) == run(
+        db,
+        f'SELECT caseid FROM "p-1" WHERE caseid {op} (?, ?)',
+        ["a", None] if with_null else ["a", "z0"],
+    )
+    want = [("a",)] if not negated else ([] if with_null else [("b",)])
+    assert sorted(run(db, long_sql, values)) == want
+    literals = ", ".join(["'a'"] + [f"'z{i}'" for i in range(HASH_IN_FROM + 5)])
+    assert run(db, f"SELECT NULL {op} ({literals}), 'a' {op} ({literals}) FROM \"p-1\" LIMIT 1") == [
+        (None, not negated)
+    ]
