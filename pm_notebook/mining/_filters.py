@@ -5,7 +5,10 @@ Every filter is a *case* filter: a case is in or out as a whole. On the cases ta
 tables share (the variant keys) is applied directly and any other one becomes
 ``caseid IN (SELECT caseid FROM <cases> WHERE ...)``. Excluded cases (the ``<pid>_excluded_cases`` lookup)
 are left out unless asked for, with ``caseid NOT IN (...)`` over the (small) excluded set when no other case
-filter needs a semi-join. Druid materialises a semi-join's subquery (``maxSubqueryRows``, 100,000 rows by
+filter needs a semi-join: a list of the excluded ids when the log has read them
+(:attr:`Filters.excluded_ids`, a filter Druid applies while it scans), else a subquery of the cases table
+(which Druid 33's planner turns into a join: on a 1M-task project about three times slower,
+``bench/README.md``). Druid materialises a semi-join's subquery (``maxSubqueryRows``, 100,000 rows by
 default), so filters that keep more cases than that need a raised limit on a real cluster.
 
 A new filter is a frozen dataclass with a ``label`` and a ``render(schema, kind)``; the values it holds are
@@ -23,7 +26,11 @@ from typing import Any
 from ._schema import Schema
 from ._sql._base import END, START, Fragment, placeholders
 
+#: the most excluded case ids a log reads to write as a list of values; past it, a subquery (:class:`Filters`)
+EXCLUDED_IDS_MAX = 5_000
+
 __all__ = [
+    "EXCLUDED_IDS_MAX",
     "AttributeIn",
     "CaseDuration",
     "CaseFilter",
@@ -215,6 +222,10 @@ class Filters:
 
     cases: tuple[CaseFilter, ...] = ()
     include_excluded: bool = False
+    #: the ids of the cases the excluded-cases lookup names (any version), when the log has read them (at most
+    #: :data:`EXCLUDED_IDS_MAX`): the task and transition tables then leave them out by that list of values
+    #: instead of a ``NOT IN`` subquery; ``None``: not read, the subquery
+    excluded_ids: tuple[str, ...] | None = None
 
     def add(self, case_filter: CaseFilter) -> Filters:
         """These filters and *case_filter*."""
@@ -223,6 +234,10 @@ class Filters:
     def with_excluded(self, include: bool) -> Filters:
         """These filters, with the excluded cases included (or not)."""
         return replace(self, include_excluded=include)
+
+    def with_excluded_ids(self, ids: tuple[str, ...] | None) -> Filters:
+        """These filters, with the excluded cases' ids read (``None``: not read, the subquery is used)."""
+        return replace(self, excluded_ids=ids)
 
     def describe(self) -> str:
         """What the filters keep, for ``repr``: ``"all cases"`` when nothing is filtered."""
@@ -279,6 +294,10 @@ class Filters:
             sub = f"SELECT {schema.col('cases', 'case')} FROM {schema.table('cases')} WHERE {inner}"
             direct.append((f"{schema.col(kind, 'case')} IN ({sub})", sum((p for _, p in case_level), ())))
             inlines = True
+        elif excluded and self.excluded_ids is not None:
+            if self.excluded_ids:
+                ids = self.excluded_ids
+                direct.append((f"{schema.col(kind, 'case')} NOT IN ({placeholders(len(ids))})", ids))
         elif excluded:
             sub = (
                 f"SELECT {schema.col('cases', 'case')} FROM {schema.table('cases')} "

@@ -28,7 +28,7 @@ from ..errors import ConfigurationError, NotFound
 from . import _cases, _compare, _drivers, _events, _flow, _open_cases, _organisation, _time
 from ._compare import Comparison
 from ._filtering import CaseFilterMethods
-from ._filters import CaseFilter, Filters
+from ._filters import EXCLUDED_IDS_MAX, CaseFilter, Filters
 from ._runner import Ask, Runner, exclusion_note
 from ._schema import Schema, read_schema
 from ._source import Source
@@ -133,10 +133,22 @@ class ProcessLog(CaseFilterMethods):
         return self._schema_cache
 
     def _excluded_cases(self) -> int:
-        """How many (current) cases of the project its ``_excluded_cases`` lookup excludes (read once)."""
+        """How many (current) cases of the project its ``_excluded_cases`` lookup excludes (read once, with
+        their ids when the lookup names at most ``EXCLUDED_IDS_MAX``: the filters then leave them out of the
+        task and transition tables by that list, see :class:`Filters`)."""
         if self._excluded_cache is None:
-            statement = cases_sql.excluded_cases(self._schema())
-            self._excluded_cache = 0 if statement is None else cell_int(self._run(statement).iloc[0, 0])
+            listed = cases_sql.excluded_ids(self._schema(), EXCLUDED_IDS_MAX)
+            rows = None if listed is None else self._run(listed)
+            if rows is None:
+                self._excluded_cache = 0
+            elif len(rows) <= EXCLUDED_IDS_MAX:
+                self._excluded_cache = int((rows["current"].astype("int64") == 1).sum())
+                ids = tuple(dict.fromkeys(str(v) for v in rows["case_id"]))
+                self._filters = self._filters.with_excluded_ids(ids)
+            else:
+                counted = cases_sql.excluded_cases(self._schema())
+                assert counted is not None  # the lookup exists: it listed ids
+                self._excluded_cache = cell_int(self._run(counted).iloc[0, 0])
         return self._excluded_cache
 
     def _with(self, filters: Filters) -> ProcessLog:
@@ -192,12 +204,13 @@ class ProcessLog(CaseFilterMethods):
     def _ask(self) -> Ask:
         """What one answer is computed from (:mod:`._runner`): a new one per call, so an answer's ``attrs``
         hold the statements it ran and nothing else (the schema and the excluded cases are read before)."""
+        excluded = self._excluded_cases()  # first: reading them may set the excluded ids in the filters
         return Ask(
             schema=self._schema(),
             filters=self._filters,
             project=self._project,
             runner=self._runner,
-            excluded_cases=self._excluded_cases(),
+            excluded_cases=excluded,
             resource_name=self._resource_name,
             check_activities=self._check_activities,
         )

@@ -53,6 +53,27 @@ def test_including_excluded_cases(log, raw):
     assert log.with_excluded().with_excluded(False).summary()["cases"].iloc[0] == len(raw.current())
 
 
+def test_the_excluded_cases_leave_the_task_table_by_a_list_or_past_the_limit_by_a_subquery(
+    conn, log, raw, monkeypatch
+):
+    """The log reads the excluded ids once (at most EXCLUDED_IDS_MAX) and leaves them out of the task and
+    transition tables by a list of values; with more of them it keeps the subquery: the same answers."""
+    from pm_notebook.mining import _log
+
+    excluded = len(raw.cases) - len(raw.current())
+    assert excluded > 1 and log.excluded_cases == excluded
+    listed = log.activities()
+    assert f"NOT IN ({', '.join('?' * excluded)})" in listed.attrs["sql"]
+    assert "IS NOT NULL" not in listed.attrs["sql"]
+    monkeypatch.setattr(_log, "EXCLUDED_IDS_MAX", excluded - 1)
+    subquery_log = conn.mining(log.project)
+    assert subquery_log.excluded_cases == excluded
+    by_subquery = subquery_log.activities()
+    assert "IS NOT NULL)" in by_subquery.attrs["sql"] and "NOT IN (?" not in by_subquery.attrs["sql"]
+    pd.testing.assert_frame_equal(listed, by_subquery, check_like=False)
+    pd.testing.assert_frame_equal(log.transitions(), subquery_log.transitions())
+
+
 def _sequence(raw, caseid: str) -> str:
     rows = raw.vertex[raw.vertex["caseid"] == caseid].sort_values(["__time", "enddate"], kind="stable")
     return " → ".join(rows["vertex_name"])

@@ -70,6 +70,36 @@ def test_excluded_cases_are_left_out_on_every_table_unless_included() -> None:
     assert Filters(include_excluded=True).where(s, "vertex") == ("", ())
 
 
+def test_excluded_ids_read_by_the_log_are_a_list_of_values_instead_of_the_subquery() -> None:
+    s = schema("_excluded_cases")
+    listed = Filters().with_excluded_ids(("c-7", "c'9"))
+    for kind in ("vertex", "edge"):
+        sql, params = listed.where(s, kind)
+        assert sql == ' WHERE "caseid" NOT IN (?, ?)'
+        assert params == ("c-7", "c'9")
+        assert not listed.inlines(s, kind)  # a filter, not a subquery Druid inlines
+    assert Filters().inlines(s, "vertex")  # the subquery is one
+    assert listed.where(s, "cases") == (f" WHERE {EXCLUDED}", ())  # the lookup itself on the cases table
+    assert Filters().with_excluded_ids(()).where(s, "vertex") == ("", ())  # none excluded: no condition
+    assert listed.with_excluded(True).where(s, "vertex") == ("", ())
+    # a case filter's semi-join already leaves the excluded cases out inside its subquery: no list beside it
+    sql, params = listed.add(Condition("rework > ?", (2,))).where(s, "vertex")
+    assert "NOT IN" not in sql and f"{EXCLUDED})" in sql and params == (2,)
+
+
+def test_the_excluded_ids_statement_lists_one_more_than_the_limit_and_which_are_current() -> None:
+    assert cases.excluded_ids(schema(), 10) is None
+    statement = cases.excluded_ids(schema("_excluded_cases"), 10)
+    assert statement is not None
+    assert statement.sql == (
+        'SELECT "caseid" AS "case_id", 1 AS "current" FROM "p-1" '
+        "WHERE LOOKUP(\"case_version\", 'p-1_excluded_cases') IS NOT NULL LIMIT 11"
+    )
+    versioned = cases.excluded_ids(schema("_excluded_cases", ""), 10)
+    assert versioned is not None
+    assert 'CASE WHEN LOOKUP("case_version", \'p-1\') IS NULL THEN 1 ELSE 0 END AS "current"' in versioned.sql
+
+
 def test_a_case_filter_becomes_a_semi_join_on_the_task_and_transition_tables() -> None:
     s = schema("_excluded_cases", "")  # "" is the lookup of outdated case versions, named like the project
     f = Filters().add(Condition("rework > ?", (2,)))

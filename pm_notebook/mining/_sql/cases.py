@@ -14,6 +14,7 @@ __all__ = [
     "cases_over_time",
     "distribution",
     "excluded_cases",
+    "excluded_ids",
     "group_key",
     "summary",
     "throughput",
@@ -42,6 +43,25 @@ def excluded_cases(schema: Schema) -> Statement | None:
         conds.append(f"LOOKUP({version}, '{outdated}') IS NULL")
     where = " AND ".join(conds)
     sql = f'SELECT COUNT(*) AS "excluded_cases" FROM {schema.table("cases")} WHERE {where}'
+    return Statement(sql, reads="cases")
+
+
+def excluded_ids(schema: Schema, limit: int) -> Statement | None:
+    """The case ids (``case_id``) the ``<pid>_excluded_cases`` lookup names, in any version, with ``current``
+    (1 for a current version: those :func:`excluded_cases` counts), at most *limit* + 1 rows (one more than
+    *limit* tells there are more: the caller then counts them and keeps the subquery of
+    :class:`~pm_notebook.mining._filters.Filters`); ``None`` without the lookup. The same cases as that
+    subquery leaves out."""
+    excluded = schema.lookup("_excluded_cases")
+    if excluded is None:
+        return None
+    version, case = schema.col("cases", "case_version"), schema.col("cases", "case")
+    outdated = schema.lookup("")
+    current = f"CASE WHEN LOOKUP({version}, '{outdated}') IS NULL THEN 1 ELSE 0 END" if outdated else "1"
+    sql = (
+        f'SELECT {case} AS "case_id", {current} AS "current" FROM {schema.table("cases")} '
+        f"WHERE LOOKUP({version}, '{excluded}') IS NOT NULL LIMIT {int(limit) + 1}"
+    )
     return Statement(sql, reads="cases")
 
 

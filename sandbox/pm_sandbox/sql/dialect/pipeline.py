@@ -359,7 +359,7 @@ def _inlined(tree: exp.Expr) -> tuple[tuple[str, str], ...]:
             windowed.add(id(sub))
     for node in tree.find_all(exp.In):
         query = node.args.get("query")
-        if query is not None and not node.meta.get("value_list"):
+        if query is not None and _semi_join(node):
             body = query.this if isinstance(query, exp.Subquery) else query
             found.append(("in", body.sql(dialect="duckdb")))
     inputs: list[exp.Subquery] = []
@@ -399,6 +399,12 @@ def _window_input(select: exp.Select) -> str | None:
     return sql
 
 
+def _semi_join(node: exp.In) -> bool:
+    """Whether *node* is ``IN (subquery)`` as written (Druid plans it as a join), not a long value list that
+    :func:`_hash_in_lists` wrote as one for DuckDB (Druid plans a list as a filter)."""
+    return node.args.get("query") is not None and not node.meta.get("value_list")
+
+
 def _joined_within(sub: exp.Subquery) -> list[exp.Subquery]:
     """The ``FROM`` subqueries nested in a join input that themselves join (a join, or an ``IN (subquery)``,
     which Druid plans as one): Druid 33 inlines those too when it inlines the input — measured: a GROUP BY
@@ -410,7 +416,7 @@ def _joined_within(sub: exp.Subquery) -> list[exp.Subquery]:
             continue
         body = nested.this
         joins = any(isinstance(s, exp.Select) and s.args.get("joins") for s in body.find_all(exp.Select))
-        semi = any(node.args.get("query") is not None for node in body.find_all(exp.In))
+        semi = any(_semi_join(node) for node in body.find_all(exp.In))
         if joins or semi:
             out.append(nested)
     return out
