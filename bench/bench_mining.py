@@ -146,6 +146,9 @@ class Counting:
         self.count[0] += 1
         return self._conn.query_chunks(*args, **kw)
 
+    def project(self, project_id: Any) -> Any:
+        return self._rest.project(project_id)
+
     def projects(self) -> Any:
         return self._rest.projects()
 
