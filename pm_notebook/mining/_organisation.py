@@ -6,6 +6,8 @@ for one window of its tasks is answered in parts of whole cases (:func:`case_par
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -108,14 +110,19 @@ def case_parts(ask: Ask) -> list[resources_sql.CaseRange]:
         return [resources_sql.ALL_CASES]
     plan = resources_sql.task_counts(schema, ask.filters)
     counts = ask.run(plan)
+    ids = counts["case_id"].astype(str).to_numpy(dtype=object)
+    held = np.cumsum(pd.to_numeric(counts["tasks"]).to_numpy(dtype="int64"))  # tasks up to each case
     parts: list[resources_sql.CaseRange] = []
     low: str | None = None
-    held = 0
-    for case_id, tasks in zip(counts["case_id"].astype(str), counts["tasks"], strict=True):
-        if held and held + int(tasks) > budget:
-            parts.append((low, case_id))
-            low, held = case_id, 0
-        held += int(tasks)
+    start, before = 0, 0  # the part's first case; the tasks of the cases before it
+    while start < len(ids):
+        # the part keeps whole cases while they fit (a case larger than the budget alone); the next begins at
+        # the first case that would not fit
+        end = max(int(np.searchsorted(held, before + budget, side="right")), start + 1)
+        if end >= len(ids):
+            break
+        parts.append((low, str(ids[end])))
+        low, start, before = str(ids[end]), end, int(held[end - 1])
     parts.append((low, None))
     return parts
 
@@ -184,24 +191,39 @@ def _grid_columns(frame: pd.DataFrame) -> list[str]:
     return [f"g{j}" for j in range(len(resources_sql.GRID))]
 
 
+def _numbers(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """*column* as float64 (NULL as NaN), whatever dtype the transport gave it."""
+    return pd.to_numeric(frame[column]).to_numpy(dtype="float64", na_value=np.nan)
+
+
+def _extreme(values: np.ndarray, reduce: Callable[[np.ndarray], Any]) -> float:
+    """*reduce* (``np.min``/``np.max``) of the values that are not NaN; NaN when none is (as pandas')."""
+    known = values[~np.isnan(values)]
+    return float(reduce(known)) if known.size else math.nan
+
+
 def _merge_handovers(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """The handovers of a log answered in parts of whole cases: counts, cases and wait sums add up (a case
-    is in one part), the median is pooled from the parts' quantiles."""
+    is in one part), the median is pooled from the parts' quantiles. Each column is read into numpy once;
+    the loop over the pairs touches arrays only."""
     both = pd.concat(frames, ignore_index=True)
     keys = ["from_resource", "to_resource"]
-    grid = _grid_columns(both)
+    handovers, cases = _numbers(both, "handovers"), _numbers(both, "cases")
+    wait_total, waits = _numbers(both, "wait_total"), _numbers(both, "waits")
+    points = both[_grid_columns(both)].to_numpy(dtype="float64", na_value=np.nan)
+    senders, receivers = (both[k].to_numpy(dtype=object) for k in keys)  # NULL as the parts hold it
     rows = []
-    for key, group in both.groupby(keys, dropna=False, sort=False):
-        waits = pd.to_numeric(group["waits"]).to_numpy(dtype="float64")
-        total = float(pd.to_numeric(group["wait_total"]).sum())
+    for at in both.groupby(keys, dropna=False, sort=False).indices.values():
+        pair_waits = waits[at]
+        counted = float(np.nansum(pair_waits))
         rows.append(
             {
-                "from_resource": key[0],
-                "to_resource": key[1],
-                "handovers": int(pd.to_numeric(group["handovers"]).sum()),
-                "cases": int(pd.to_numeric(group["cases"]).sum()),
-                "mean_wait": total / waits.sum() if waits.sum() else math.nan,
-                "median_wait": _pooled_quantile(waits, group[grid].to_numpy(dtype="float64"), 0.5),
+                "from_resource": senders[at[0]],
+                "to_resource": receivers[at[0]],
+                "handovers": int(np.nansum(handovers[at])),
+                "cases": int(np.nansum(cases[at])),
+                "mean_wait": float(np.nansum(wait_total[at])) / counted if counted else math.nan,
+                "median_wait": _pooled_quantile(pair_waits, points[at], 0.5),
             }
         )
     frame = _like(pd.DataFrame(rows), both, keys)
@@ -219,25 +241,27 @@ def _like(frame: pd.DataFrame, parts: pd.DataFrame, keys: list[str]) -> pd.DataF
 def _merge_edges(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """The resource map's edges of a log answered in parts: frequency, total, min and max add up or
     combine exactly (the mean is total over frequency), the median and p90 are pooled from the parts'
-    quantiles."""
+    quantiles (numpy per edge, as :func:`_merge_handovers`)."""
     both = pd.concat(frames, ignore_index=True)
-    grid = _grid_columns(both)
+    frequency, total = _numbers(both, "frequency"), _numbers(both, "total")
+    low, high = _numbers(both, "min"), _numbers(both, "max")
+    points = both[_grid_columns(both)].to_numpy(dtype="float64", na_value=np.nan)
+    sources, targets = (both[k].to_numpy(dtype=object) for k in ("source", "target"))
     rows = []
-    for (source, target), group in both.groupby(["source", "target"], sort=False):
-        frequency = pd.to_numeric(group["frequency"]).to_numpy(dtype="float64")
-        total = float(pd.to_numeric(group["total"]).sum())
-        points = group[grid].to_numpy(dtype="float64")
+    for at in both.groupby(["source", "target"], sort=False).indices.values():
+        edge_frequency = frequency[at]
+        edge_total = float(np.nansum(total[at]))
         rows.append(
             {
-                "source": source,
-                "target": target,
-                "frequency": int(frequency.sum()),
-                "mean": total / frequency.sum(),
-                "median": _pooled_quantile(frequency, points, 0.5),
-                "p90": _pooled_quantile(frequency, points, 0.9),
-                "total": total,
-                "min": float(pd.to_numeric(group["min"]).min()),
-                "max": float(pd.to_numeric(group["max"]).max()),
+                "source": sources[at[0]],
+                "target": targets[at[0]],
+                "frequency": int(edge_frequency.sum()),
+                "mean": edge_total / edge_frequency.sum(),
+                "median": _pooled_quantile(edge_frequency, points[at], 0.5),
+                "p90": _pooled_quantile(edge_frequency, points[at], 0.9),
+                "total": edge_total,
+                "min": _extreme(low[at], np.min),
+                "max": _extreme(high[at], np.max),
             }
         )
     return _like(pd.DataFrame(rows), both, ["source", "target"])

@@ -95,6 +95,16 @@ def _timestamp(value: dt.datetime) -> Param:
     return Param("TIMESTAMP", (value - _EPOCH) // _MS)
 
 
+def _text(value: str, index: int | None) -> Param:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _refuse(
+            index, value, "it is not valid Unicode (a lone surrogate)", "Decode the text properly."
+        ) from None
+    return Param("VARCHAR", str(value))
+
+
 def classify(value: Any, index: int | None = None) -> Param:
     """The :class:`Param` for *value* (a ``Param`` is returned as it is).
 
@@ -103,6 +113,8 @@ def classify(value: Any, index: int | None = None) -> Param:
     """
     if isinstance(value, Param):
         return value
+    if type(value) is str:  # the common case first (a filter's list of ids: thousands per statement)
+        return _text(value, index)
     module = type(value).__module__
     if module == "numpy":
         value = _numpy_value(value, index)
@@ -136,14 +148,8 @@ def classify(value: Any, index: int | None = None) -> Param:
                 "Filter such values out, or pass None for SQL NULL.",
             )
         return Param("DOUBLE", number)
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise _refuse(
-                index, value, "it is not valid Unicode (a lone surrogate)", "Decode the text properly."
-            ) from None
-        return Param("VARCHAR", str(value))
+    if isinstance(value, str):  # a str subclass (numpy's str_ is handled above)
+        return _text(value, index)
     if isinstance(value, dt.datetime):  # before date: a datetime is a date
         return _timestamp(value)
     if isinstance(value, dt.date):

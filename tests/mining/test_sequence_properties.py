@@ -125,6 +125,10 @@ def test_sequences_handovers_and_the_resource_map_against_pandas_and_pm4py(conn,
     assert {
         (_name(r.from_resource), _name(r.to_resource)): (r.handovers, r.cases) for r in split.itertuples()
     } == {k: (r.handovers, r.cases) for k, r in rows.items()}
+    # the waits add up exactly across parts (sums and counts), the mean too
+    for r in split.itertuples():
+        whole = rows[(_name(r.from_resource), _name(r.to_resource))]
+        assert abs((r.mean_wait - whole.mean_wait) / pd.Timedelta("1ms")) <= 0.5
     split_edges = parted.resource_map(paths=1.0).edges
 
     # the resource map: START → first resource, each handover, last resource → END, nothing else
@@ -136,6 +140,12 @@ def test_sequences_handovers_and_the_resource_map_against_pandas_and_pm4py(conn,
     drawn = log.resource_map(paths=1.0).edges
     assert {(e.source, e.target): e.frequency for e in drawn.itertuples()} == edges
     assert {(e.source, e.target): e.frequency for e in split_edges.itertuples()} == edges
+    exact = ["source", "target", "frequency", "min", "max", "total"]  # what parts combine without a sketch
+    pd.testing.assert_frame_equal(
+        split_edges[exact].sort_values(["source", "target"]).reset_index(drop=True),
+        drawn[exact].sort_values(["source", "target"]).reset_index(drop=True),
+        check_dtype=False,
+    )
 
     # variants() and to_pm4py(): each case's activities in the task order
     sequences = ev.groupby("case:concept:name")["concept:name"].apply(tuple)
