@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -238,6 +239,23 @@ class Filters:
     def with_excluded_ids(self, ids: tuple[str, ...] | None) -> Filters:
         """These filters, with the excluded cases' ids read (``None``: not read, the subquery is used)."""
         return replace(self, excluded_ids=ids)
+
+    def within(self, low: str | None, high: str | None) -> Filters:
+        """These filters for a statement that keeps only the cases with ``low <= id < high`` (``None``: no
+        bound), as a window's part does: the excluded ids outside that range are dropped from the list, as
+        they cannot match. An id stays when either text order puts it inside — code points (DuckDB, Python) or
+        UTF-16 units (Java's ``String.compareTo``) — so no engine's order can leave an excluded case in."""
+        if not self.excluded_ids or (low is None and high is None):
+            return self
+
+        def inside(key: Callable[[str], Any]) -> Callable[[str], bool]:
+            lo = None if low is None else key(low)
+            hi = None if high is None else key(high)
+            return lambda i: (lo is None or lo <= key(i)) and (hi is None or key(i) < hi)
+
+        by_points, by_units = inside(str), inside(lambda text: text.encode("utf-16-be", "surrogatepass"))
+        kept = tuple(i for i in self.excluded_ids if by_points(i) or by_units(i))
+        return replace(self, excluded_ids=kept)
 
     def describe(self) -> str:
         """What the filters keep, for ``repr``: ``"all cases"`` when nothing is filtered."""

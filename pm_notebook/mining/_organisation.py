@@ -78,7 +78,8 @@ def handovers(ask: Ask) -> pd.DataFrame:
     grid = len(parts) > 1
     frames = []
     for part in parts:
-        sql_counts, sql_medians = resources_sql.handovers(schema, ask.filters, res, part, grid=grid)
+        kept = ask.filters.within(*part)  # the part's own excluded ids only
+        sql_counts, sql_medians = resources_sql.handovers(schema, kept, res, part, grid=grid)
         counts, medians = ask.run(sql_counts), ask.run(sql_medians)
         keys = ["from_resource", "to_resource"]
         frames.append(counts.merge(medians, on=keys, how="left", sort=False))
@@ -147,7 +148,8 @@ def resource_map(
     grid = len(parts) > 1
     frames = []
     for part in parts:
-        sql_in, sql_out = resources_sql.resource_edges(schema, ask.filters, res, part, grid=grid)
+        kept = ask.filters.within(*part)  # the part's own excluded ids only
+        sql_in, sql_out = resources_sql.resource_edges(schema, kept, res, part, grid=grid)
         frames += [ask.run(sql_in), ask.run(sql_out)]
     edges = pd.concat(frames, ignore_index=True) if not grid else _merge_edges(frames)
     edges["frequency"] = edges["frequency"].astype("Int64")

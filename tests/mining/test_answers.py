@@ -74,6 +74,25 @@ def test_the_excluded_cases_leave_the_task_table_by_a_list_or_past_the_limit_by_
     pd.testing.assert_frame_equal(log.transitions(), subquery_log.transitions())
 
 
+def test_window_parts_leave_out_the_excluded_cases_by_their_own_ids(conn, log, raw):
+    """Answered in parts of whole cases, handovers() sends each part only the excluded ids inside its range
+    of case ids, and adds up to the answer of one window (excluded cases left out in both)."""
+    whole = log.handovers()
+    parted = conn.mining(log.project, context={"maxSubqueryRows": 600})
+    got = parted.handovers()
+    assert got.attrs["parts"] > 3 and got.attrs["excluded_cases"] == whole.attrs["excluded_cases"] > 1
+    excluded = len(raw.cases) - len(raw.current())
+    windows = [sql for sql in got.attrs["sql"].split(";\n\n") if "PARTITION BY" in sql]
+    sent = sum(sql.count("?") - sql.count(">= ?") - sql.count("< ?") for sql in windows)
+    assert sent == 2 * excluded  # two statements a part, each excluded id in one part only
+    key = ["from_resource", "to_resource"]
+    merged = got.merge(whole, on=key, how="outer", suffixes=("", "_whole"), indicator=True)
+    assert (merged["_merge"] == "both").all()
+    assert (merged["handovers"] == merged["handovers_whole"]).all()
+    assert (merged["cases"] == merged["cases_whole"]).all()
+    assert ((merged["mean_wait"] - merged["mean_wait_whole"]).abs() <= pd.Timedelta(milliseconds=1)).all()
+
+
 def _sequence(raw, caseid: str) -> str:
     rows = raw.vertex[raw.vertex["caseid"] == caseid].sort_values(["__time", "enddate"], kind="stable")
     return " → ".join(rows["vertex_name"])

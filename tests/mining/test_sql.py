@@ -87,6 +87,19 @@ def test_excluded_ids_read_by_the_log_are_a_list_of_values_instead_of_the_subque
     assert "NOT IN" not in sql and f"{EXCLUDED})" in sql and params == (2,)
 
 
+def test_a_part_of_whole_cases_keeps_only_its_own_excluded_ids() -> None:
+    listed = Filters().with_excluded_ids(("c-01", "c-05", "c-09", "d-1"))
+    assert listed.within("c-03", "c-09").excluded_ids == ("c-05",)
+    assert listed.within(None, "c-05").excluded_ids == ("c-01",)
+    assert listed.within("c-09", None).excluded_ids == ("c-09", "d-1")
+    assert listed.within(None, None) is listed and Filters().within("a", "b").excluded_ids is None
+    # the two text orders of the engines disagree past U+D7FF: an id inside by either stays
+    astral, private = "\U00010000", "\ue000"  # code points: private < astral; UTF-16 units: astral < private
+    odd = Filters().with_excluded_ids((astral, "a"))
+    assert odd.within(private, None).excluded_ids == (astral,)
+    assert odd.within(None, private).excluded_ids == (astral, "a")
+
+
 def test_the_excluded_ids_statement_lists_one_more_than_the_limit_and_which_are_current() -> None:
     assert cases.excluded_ids(schema(), 10) is None
     statement = cases.excluded_ids(schema("_excluded_cases"), 10)
