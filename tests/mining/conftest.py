@@ -92,3 +92,15 @@ def quantile_bounds(values, q: float) -> tuple[pd.Timedelta, pd.Timedelta]:
     lo = np.quantile(arr, max(q - eps, 0.0), method="lower")
     hi = np.quantile(arr, min(q + eps, 1.0), method="higher")
     return ms(lo * 0.99), ms(hi * 1.01)
+
+
+def same_handovers(parts: pd.DataFrame, whole: pd.DataFrame) -> pd.DataFrame:
+    """Check that handovers() answered in parts adds up to the answer of one window: the same pairs, counts
+    and cases, mean waits within a millisecond; returns the two merged (``_whole`` suffixes)."""
+    key = ["from_resource", "to_resource"]
+    merged = parts.merge(whole, on=key, how="outer", suffixes=("", "_whole"), indicator=True)
+    assert (merged["_merge"] == "both").all()
+    assert (merged["handovers"] == merged["handovers_whole"]).all()
+    assert (merged["cases"] == merged["cases_whole"]).all()
+    assert ((merged["mean_wait"] - merged["mean_wait_whole"]).abs() <= pd.Timedelta(milliseconds=1)).all()
+    return merged

@@ -15,7 +15,7 @@ import pytest
 
 from pm_notebook import ConfigurationError, NotFound, SchemaError
 
-from .conftest import ms, quantile_bounds
+from .conftest import ms, quantile_bounds, same_handovers
 
 
 def _in(value, bounds) -> bool:
@@ -85,12 +85,7 @@ def test_window_parts_leave_out_the_excluded_cases_by_their_own_ids(conn, log, r
     windows = [sql for sql in got.attrs["sql"].split(";\n\n") if "PARTITION BY" in sql]
     sent = sum(sql.count("?") - sql.count(">= ?") - sql.count("< ?") for sql in windows)
     assert sent == 2 * excluded  # two statements a part, each excluded id in one part only
-    key = ["from_resource", "to_resource"]
-    merged = got.merge(whole, on=key, how="outer", suffixes=("", "_whole"), indicator=True)
-    assert (merged["_merge"] == "both").all()
-    assert (merged["handovers"] == merged["handovers_whole"]).all()
-    assert (merged["cases"] == merged["cases_whole"]).all()
-    assert ((merged["mean_wait"] - merged["mean_wait_whole"]).abs() <= pd.Timedelta(milliseconds=1)).all()
+    same_handovers(got, whole)
 
 
 def _sequence(raw, caseid: str) -> str:

@@ -11,6 +11,7 @@ import pytest
 
 from pm_notebook.errors import ConfigurationError, SchemaError
 
+from .conftest import same_handovers
 from .perspectives_data import event_log, ordered
 
 CASES = 240
@@ -210,12 +211,7 @@ def test_a_log_larger_than_one_window_is_answered_in_parts_of_whole_cases(gen_co
     small = gen_conn.mining(glog.project, context={"maxSubqueryRows": 60}).with_excluded()
     got = small.handovers()
     assert got.attrs["parts"] > 30 and got.attrs["sql"].count("PARTITION BY") >= 3 * got.attrs["parts"]
-    key = ["from_resource", "to_resource"]
-    merged = got.merge(whole, on=key, how="outer", suffixes=("", "_whole"), indicator=True)
-    assert (merged["_merge"] == "both").all()
-    assert (merged["handovers"] == merged["handovers_whole"]).all()
-    assert (merged["cases"] == merged["cases_whole"]).all()
-    assert ((merged["mean_wait"] - merged["mean_wait_whole"]).abs() <= pd.Timedelta(milliseconds=1)).all()
+    same_handovers(got, whole)
     pairs = _pairs(events).assign(
         f=lambda p: p["from_resource"].map(_key), t=lambda p: p["to_resource"].map(_key)
     )
