@@ -21,7 +21,7 @@ import datetime as dt
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._schema import Schema
@@ -225,8 +225,8 @@ class Filters:
     include_excluded: bool = False
     #: the ids of the cases the excluded-cases lookup names (any version), when the log has read them (at most
     #: :data:`EXCLUDED_IDS_MAX`): the task and transition tables then leave them out by that list of values
-    #: instead of a ``NOT IN`` subquery; ``None``: not read, the subquery
-    excluded_ids: tuple[str, ...] | None = None
+    #: instead of a ``NOT IN`` subquery; ``None``: not read, the subquery (left out of ``repr``: thousands)
+    excluded_ids: tuple[str, ...] | None = field(default=None, repr=False)
 
     def add(self, case_filter: CaseFilter) -> Filters:
         """These filters and *case_filter*."""
