@@ -8,6 +8,7 @@ around their rank (the sandbox answers them exactly, a real cluster with a sketc
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pandas as pd
@@ -70,8 +71,13 @@ def test_the_excluded_cases_leave_the_task_table_by_a_list_or_past_the_limit_by_
     assert subquery_log.excluded_cases == excluded
     by_subquery = subquery_log.activities()
     assert "IS NOT NULL)" in by_subquery.attrs["sql"] and "NOT IN (?" not in by_subquery.attrs["sql"]
-    pd.testing.assert_frame_equal(listed, by_subquery, check_like=False)
-    pd.testing.assert_frame_equal(log.transitions(), subquery_log.transitions())
+    # the quantiles too on the stand-in; a real Druid's sketches may merge in another order from one run to
+    # the next (PM_TEST_DRUID=1), so there the exact columns only
+    on_druid = os.environ.get("PM_TEST_DRUID") == "1"
+    sketched = ["median_service", "p90_service", "median", "p90"] if on_druid else []
+    for mine, theirs in ((listed, by_subquery), (log.transitions(), subquery_log.transitions())):
+        kept = [c for c in mine.columns if c not in sketched]
+        pd.testing.assert_frame_equal(mine[kept], theirs[kept])
 
 
 def test_window_parts_leave_out_the_excluded_cases_by_their_own_ids(conn, log, raw):
