@@ -30,18 +30,26 @@ def total_cases(schema: Schema, filters: Filters, name: str = "cases") -> Statem
     return Statement(sql, params, reads="cases", inlines=filters.inlines(schema, "cases"))
 
 
-def excluded_cases(schema: Schema) -> Statement | None:
-    """``excluded_cases``: the project's current cases its ``<pid>_excluded_cases`` lookup lists (cases a
-    user excluded), whatever the filters; ``None`` when the project has no such lookup."""
+def _excluded(schema: Schema) -> tuple[str, str | None] | None:
+    """The two conditions on a cases-table row that :func:`excluded_cases` and :func:`excluded_ids` share:
+    the ``<pid>_excluded_cases`` lookup names it, and (``None`` without the lookup of outdated versions) it is
+    the case's current version; ``None`` when the project has no excluded-cases lookup."""
     excluded = schema.lookup("_excluded_cases")
     if excluded is None:
         return None
     version = schema.col("cases", "case_version")
-    conds = [f"LOOKUP({version}, '{excluded}') IS NOT NULL"]
     outdated = schema.lookup("")
-    if outdated:
-        conds.append(f"LOOKUP({version}, '{outdated}') IS NULL")
-    where = " AND ".join(conds)
+    current = f"LOOKUP({version}, '{outdated}') IS NULL" if outdated else None
+    return f"LOOKUP({version}, '{excluded}') IS NOT NULL", current
+
+
+def excluded_cases(schema: Schema) -> Statement | None:
+    """``excluded_cases``: the project's current cases its ``<pid>_excluded_cases`` lookup lists (cases a
+    user excluded), whatever the filters; ``None`` when the project has no such lookup."""
+    conds = _excluded(schema)
+    if conds is None:
+        return None
+    where = " AND ".join(c for c in conds if c)
     sql = f'SELECT COUNT(*) AS "excluded_cases" FROM {schema.table("cases")} WHERE {where}'
     return Statement(sql, reads="cases")
 
@@ -52,15 +60,14 @@ def excluded_ids(schema: Schema, limit: int) -> Statement | None:
     *limit* tells there are more: the caller then counts them and keeps the subquery of
     :class:`~pm_notebook.mining._filters.Filters`); ``None`` without the lookup. The same cases as that
     subquery leaves out."""
-    excluded = schema.lookup("_excluded_cases")
-    if excluded is None:
+    conds = _excluded(schema)
+    if conds is None:
         return None
-    version, case = schema.col("cases", "case_version"), schema.col("cases", "case")
-    outdated = schema.lookup("")
-    current = f"CASE WHEN LOOKUP({version}, '{outdated}') IS NULL THEN 1 ELSE 0 END" if outdated else "1"
+    named, is_current = conds
+    current = f"CASE WHEN {is_current} THEN 1 ELSE 0 END" if is_current else "1"
     sql = (
-        f'SELECT {case} AS "case_id", {current} AS "current" FROM {schema.table("cases")} '
-        f"WHERE LOOKUP({version}, '{excluded}') IS NOT NULL LIMIT {int(limit) + 1}"
+        f'SELECT {schema.col("cases", "case")} AS "case_id", {current} AS "current" '
+        f"FROM {schema.table('cases')} WHERE {named} LIMIT {int(limit) + 1}"
     )
     return Statement(sql, reads="cases")
 
